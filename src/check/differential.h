@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The differential runner: one Program on the configuration under test and,
+// in lockstep, on the reference (default: same width/page/door/spec at
+// `pre`). Traces are compared op by op; documented differences are named,
+// and after one the two machines are resynchronised so that the rest of the
+// comparison stays exact.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "check/differences.h"
+#include "check/execution.h"
+
+namespace fl {
+
+struct SeenDifference {
+	size_t op;  // 0-based
+	Difference what;
+};
+
+struct Verdict {
+	enum Kind { ok, violation, difference } kind = ok;
+	Invariant invariant = Invariant::none;  // for violation
+	std::string detail;
+	size_t op = 0;                           // 0-based
+	Config config;                           // where it happened
+	std::string str() const;                 // "ok", "violation foreign_page at op 3 (v1/...)"
+	bool operator==(const Verdict &o) const { return kind == o.kind && invariant == o.invariant; }
+};
+
+struct RunReport {
+	Config config;
+	Trace trace;                      // under test
+	std::optional<Trace> reference;   // when a lockstep reference ran
+	std::vector<SeenDifference> expected_differences;
+	Verdict verdict;
+};
+
+// Runs `p` on `cfg`; when cfg.patch != pre, also on the same config at `pre`
+// in lockstep (violations on either side count, the under-test side first).
+RunReport run_differential(const Program &p, const Config &cfg);
+
+}  // namespace fl

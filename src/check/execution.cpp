@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "check/execution.h"
+
+#include <cerrno>
+
+namespace fl {
+
+Execution::Execution(const Program &p, const Config &cfg)
+	: program_(p), machine_(make_machine(cfg)), bound_(p.labels.size()), label_addr_(p.labels.size())
+{
+	int64_t fd = machine_->map_create(p.map);
+	trace_.map_ret = fd < 0 ? fd : 0;
+	trace_.events.reserve(p.ops.size());
+}
+
+bool Execution::resolve(const Addr &a, uint64_t *out) const
+{
+	if (a.label < 0 || a.label >= (int)bound_.size() || !bound_[a.label])
+		return false;
+	uint64_t off = a.offset.resolve(machine_->config().page_shift);
+	*out = a.negative ? label_addr_[a.label] - off : label_addr_[a.label] + off;
+	return true;
+}
+
+Event Execution::run(const Op &op)
+{
+	Machine &m = *machine_;
+	unsigned shift = m.config().page_shift;
+	Event ev;
+	uint64_t addr = 0, at = 0;
+
+	bool needs_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect ||
+			  op.kind == OpKind::mremap || op.kind == OpKind::madvise ||
+			  op.kind == OpKind::load || op.kind == OpKind::store || op.kind == OpKind::smaps;
+	if (needs_addr && !resolve(op.addr, &addr)) {
+		ev.info = "skipped: label " + program_.labels[op.addr.label] + " is not mapped";
+		return ev;
+	}
+	if (op.has_at && !resolve(op.at, &at)) {
+		ev.info = "skipped: label " + program_.labels[op.at.label] + " is not mapped";
+		return ev;
+	}
+	if (!m.process_alive(op.proc) && op.kind != OpKind::update && op.kind != OpKind::lookup &&
+	    op.kind != OpKind::freeze && op.kind != OpKind::close) {
+		ev.info = "skipped: no process " + std::to_string(op.proc);
+		return ev;
+	}
+
+	auto bind = [&](int label, int64_t ret) {
+		if (label >= 0 && ret >= 0) {
+			bound_[label] = true;
+			label_addr_[label] = (uint64_t)ret;
+		}
+		ev.ret = ret < 0 ? ret : 0;
+	};
+
+	switch (op.kind) {
+	case OpKind::mmap:
+		bind(op.label, m.mmap(op.proc, at, op.len.resolve(shift), op.prot, op.flags, true, op.pgoff));
+		break;
+	case OpKind::reserve:
+		bind(op.label, m.mmap(op.proc, at, op.len.resolve(shift), uapi::PROT_NONE,
+				      uapi::MAP_PRIVATE | (op.has_at ? uapi::MAP_FIXED : 0), false, 0));
+		break;
+	case OpKind::munmap:
+		ev.ret = m.munmap(op.proc, addr, op.len.resolve(shift));
+		break;
+	case OpKind::mprotect:
+		ev.ret = m.mprotect(op.proc, addr, op.len.resolve(shift), op.prot);
+		break;
+	case OpKind::mremap:
+		bind(op.label, m.mremap(op.proc, addr, op.len.resolve(shift), op.new_len.resolve(shift),
+					op.flags, at));
+		break;
+	case OpKind::madvise:
+		ev.ret = m.madvise(op.proc, addr, op.len.resolve(shift), op.advice);
+		break;
+	case OpKind::fork:
+		ev.ret = m.fork(op.proc);
+		break;
+	case OpKind::exit:
+		ev.ret = m.exit(op.proc);
+		break;
+	case OpKind::load: {
+		Access a = m.load(op.proc, addr, op.size);
+		ev.sig = a.sig;
+		ev.data = std::move(a.bytes);
+		break;
+	}
+	case OpKind::store:
+		ev.sig = m.store(op.proc, addr, op.size, op.value).sig;
+		break;
+	case OpKind::update: {
+		std::vector<uint8_t> v(8);
+		for (int i = 0; i < 8; i++)
+			v[i] = uint8_t(op.value >> (8 * i));
+		ev.ret = m.map_update(op.index, v, (uint64_t)op.flags);
+		break;
+	}
+	case OpKind::lookup:
+		ev.ret = m.map_lookup(op.index, &ev.data);
+		break;
+	case OpKind::freeze:
+		ev.ret = m.map_freeze();
+		break;
+	case OpKind::close:
+		ev.ret = m.map_close();
+		break;
+	case OpKind::smaps: {
+		SmapsEntry s = m.smaps(op.proc, addr);
+		ev.info = s.found ? "VmFlags: " + s.vm_flags + " | Rss: " + std::to_string(s.rss_pages) + "p"
+				  : "no vma";
+		break;
+	}
+	}
+	return ev;
+}
+
+const Event &Execution::step()
+{
+	const Op &op = program_.ops[next_];
+	trace_.events.push_back(run(op));
+	if (!violation_) {
+		Violation v = machine_->take_op_violation();
+		if (!v)
+			v = machine_->check_invariants();
+		if (v) {
+			violation_ = std::move(v);
+			violation_op_ = next_;
+		}
+	}
+	next_++;
+	return trace_.events.back();
+}
+
+}  // namespace fl

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Execution: one Program running on one machine, op by op, with the
+// invariants checked after every op.
+#pragma once
+
+#include <memory>
+
+#include "check/trace.h"
+#include "sim/machine.h"
+
+namespace fl {
+
+class Execution {
+public:
+	Execution(const Program &, const Config &);
+
+	bool done() const { return next_ >= program_.ops.size(); }
+	size_t next_op() const { return next_; }
+	// Runs the next op; returns its event. Afterwards violation() tells
+	// whether an invariant broke (first one wins).
+	const Event &step();
+	const Violation &violation() const { return violation_; }
+	size_t violation_op() const { return violation_op_; }  // 0-based
+	const Trace &trace() const { return trace_; }
+	Machine &machine() { return *machine_; }
+	// The address an Addr names now, if its label is bound.
+	bool resolve(const Addr &, uint64_t *out) const;
+
+private:
+	Event run(const Op &);
+
+	const Program &program_;
+	std::unique_ptr<Machine> machine_;
+	std::vector<bool> bound_;
+	std::vector<uint64_t> label_addr_;
+	size_t next_ = 0;
+	Trace trace_;
+	Violation violation_;
+	size_t violation_op_ = 0;
+};
+
+}  // namespace fl

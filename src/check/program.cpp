@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Program helpers that every front end (text, binary, generators) shares.
+#include "check/program.h"
+
+namespace fl {
+
+ConfigFilter Program::configs() const
+{
+	ConfigFilter f;
+	if (header.arch)
+		f.arches = {*header.arch};
+	if (header.patch)
+		f.patches = {*header.patch};
+	if (header.page_shift)
+		f.page_shifts = {*header.page_shift};
+	if (header.door)
+		f.doors = {*header.door};
+	if (header.bypass_spec_v1)
+		f.spec_v1 = {*header.bypass_spec_v1};
+	return f;
+}
+
+int Program::label_index(const std::string &name) const
+{
+	for (size_t i = 0; i < labels.size(); i++)
+		if (labels[i] == name)
+			return int(i);
+	return -1;
+}
+
+int Program::add_label(const std::string &name)
+{
+	// Re-defining a label re-binds the name: the index stays, so earlier
+	// ops keep referring to the same slot and the runner just overwrites
+	// the address it holds.
+	int i = label_index(name);
+	if (i >= 0)
+		return i;
+	labels.push_back(name);
+	return int(labels.size()) - 1;
+}
+
+namespace {
+
+constexpr const char *kOpNames[kOpKinds] = {
+	"mmap", "reserve", "munmap", "mprotect", "mremap", "madvise", "fork", "exit",
+	"load", "store", "update", "lookup", "freeze", "close", "smaps",
+};
+
+}  // namespace
+
+const char *to_string(OpKind k)
+{
+	int i = int(k);
+	return i < kOpKinds ? kOpNames[i] : "?";
+}
+
+std::optional<OpKind> parse_op_kind(const std::string &s)
+{
+	for (int i = 0; i < kOpKinds; i++)
+		if (s == kOpNames[i])
+			return OpKind(i);
+	return std::nullopt;
+}
+
+}  // namespace fl

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Program: a map geometry plus a sequence of user-space operations. The one
+// vocabulary shared by replay, fuzzers, property tests, proofs and the real
+// backends. Text form: program_text.cpp; binary (fuzzer) form: program_binary.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/invariants.h"
+#include "sim/machine.h"
+
+namespace fl {
+
+// A number that may be in pages ("4p"): resolved against the page size of the
+// configuration that runs the program. Pages scale modulo 2^64.
+struct Num {
+	uint64_t value = 0;
+	bool pages = false;
+	uint64_t resolve(unsigned page_shift) const { return pages ? value << page_shift : value; }
+	bool operator==(const Num &) const = default;
+};
+
+// An address: a mapping label plus a signed byte/page offset.
+struct Addr {
+	int label = -1;  // index into Program::labels
+	Num offset;      // added to the label's address
+	bool negative = false;
+	bool operator==(const Addr &) const = default;
+};
+
+enum class OpKind : uint8_t {
+	mmap,      // mmap LABEL len= pgoff= prot= flags= [at=ADDR]   (the map's fd)
+	reserve,   // reserve LABEL len=     (anonymous PROT_NONE region for MAP_FIXED targets)
+	munmap,    // munmap ADDR len=
+	mprotect,  // mprotect ADDR len= prot=
+	mremap,    // mremap ADDR len= new_len= [flags=maymove,fixed,dontunmap] [to=ADDR] [as=LABEL]
+	madvise,   // madvise ADDR len= advice=dontneed|dontfork|dofork
+	fork,      // fork            (child gets the next pid)
+	exit,      // exit            (the process given by proc=)
+	load,      // load ADDR size=1|2|4|8
+	store,     // store ADDR size= val=
+	update,    // update idx= val= [flags=any|noexist|exist]
+	lookup,    // lookup idx=
+	freeze,    // freeze
+	close,     // close           (the map fd)
+	smaps,     // smaps ADDR      (VmFlags and Rss of the VMA)
+};
+inline constexpr int kOpKinds = int(OpKind::smaps) + 1;
+
+struct Op {
+	OpKind kind = OpKind::load;
+	int proc = 0;
+	int label = -1;  // mmap/reserve: label defined; mremap: "as=" label (or -1)
+	Addr addr;       // target address (munmap, mprotect, mremap, madvise, load, store, smaps)
+	Num len, new_len;
+	uint64_t pgoff = 0;  // mmap: file offset in pages (vm_pgoff units)
+	int prot = 0;
+	int flags = 0;       // mmap: MAP_*; mremap: MREMAP_*; update: BPF_ANY/NOEXIST/EXIST
+	int advice = 0;
+	bool has_at = false;
+	Addr at;             // mmap: MAP_FIXED target; mremap: "to=" target
+	unsigned size = 8;   // load/store width
+	uint64_t value = 0;  // store/update value
+	uint32_t index = 0;  // update/lookup element
+	bool operator==(const Op &) const = default;
+};
+
+// Which configurations a program (or part of it) pins; empty = all.
+struct Header {
+	std::optional<Arch> arch;
+	std::optional<Patch> patch;
+	std::optional<unsigned> page_shift;
+	std::optional<Door> door;
+	std::optional<bool> bypass_spec_v1;
+	bool operator==(const Header &) const = default;
+};
+
+// "expect violation foreign_page if patch=v1 arch=32 door=regular,direct"
+// "expect ok"
+// The first expectation whose condition matches a configuration applies;
+// with none, "ok" is expected.
+struct Expectation {
+	Invariant violation = Invariant::none;  // none = ok
+	bool difference = false;                // "expect difference": an unexplained eager/lazy difference
+	ConfigFilter when;
+	bool operator==(const Expectation &o) const {
+		return violation == o.violation && difference == o.difference;
+	}
+};
+
+struct Program {
+	Header header;
+	MapSpec map;
+	std::vector<std::string> labels;
+	std::vector<Op> ops;
+	std::vector<Expectation> expects;
+
+	ConfigFilter configs() const;  // every configuration the header allows
+	int label_index(const std::string &name) const;  // -1 if unknown
+	int add_label(const std::string &name);          // existing index or a new one
+};
+
+const char *to_string(OpKind);
+std::optional<OpKind> parse_op_kind(const std::string &);
+
+}  // namespace fl

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The fuzzers' form of a Program: any byte string decodes to a valid program
+// (one that formats and parses back), so mutations never waste an input on a
+// syntax error. The decoding leans towards small map geometries and towards
+// offsets and lengths around the end of the map's data, where the mmap fault
+// path has its edge cases.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "check/program.h"
+
+namespace fl {
+
+// Deterministic and total: never fails; the empty input gives a small valid
+// program. The header pins no configuration axis: the fuzz target chooses
+// the configuration. At most kMaxDecodedOps ops, no expectations.
+Program decode_program(const uint8_t *data, size_t size);
+
+inline constexpr int kMaxDecodedOps = 24;
+
+}  // namespace fl

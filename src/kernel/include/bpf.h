@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Kernel-shaped BPF declarations (include/linux/bpf.h, include/uapi/linux/bpf.h)
+// for the array map and its mmap path.
+#pragma once
+
+#include "mm.h"
+
+namespace fl::FL_ARCH_NS {
+
+struct bpf_map;
+
+// include/uapi/linux/bpf.h
+constexpr u32 BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6;
+constexpr u32 BPF_F_NUMA_NODE = 1u << 2, BPF_F_RDONLY = 1u << 3, BPF_F_WRONLY = 1u << 4,
+	      BPF_F_RDONLY_PROG = 1u << 7, BPF_F_WRONLY_PROG = 1u << 8,
+	      BPF_F_MMAPABLE = 1u << 10, BPF_F_PRESERVE_ELEMS = 1u << 11,
+	      BPF_F_INNER_MAP = 1u << 12;
+constexpr u32 BPF_F_ACCESS_MASK = BPF_F_RDONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY | BPF_F_WRONLY_PROG;
+constexpr u64 BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2, BPF_F_LOCK = 4;
+constexpr int NUMA_NO_NODE = -1;
+
+struct bpf_attr_map_create {  // the map-create part of union bpf_attr
+	u32 map_type = BPF_MAP_TYPE_ARRAY;
+	u32 key_size = 4;
+	u32 value_size = 0;
+	u32 max_entries = 0;
+	u32 map_flags = 0;
+	int numa_node = NUMA_NO_NODE;
+};
+
+struct bpf_map_ops {
+	int (*map_alloc_check)(bpf_attr_map_create *attr) = nullptr;
+	bpf_map *(*map_alloc)(bpf_attr_map_create *attr) = nullptr;
+	void (*map_free)(bpf_map *map) = nullptr;
+	ulong (*map_lookup_elem)(bpf_map *map, const void *key) = nullptr;  // kernel address or 0
+	long (*map_update_elem)(bpf_map *map, const void *key, const void *value, u64 flags) = nullptr;
+	int (*map_mmap)(bpf_map *map, vm_area_struct *vma) = nullptr;
+	/* the lazy series: */
+	vm_fault_t (*map_mmap_fault)(bpf_map *map, vm_fault *vmf) = nullptr;
+	vm_fault_t (*map_mmap_pages)(bpf_map *map, vm_fault *vmf, pgoff_t start_pgoff, pgoff_t end_pgoff) = nullptr;
+};
+
+struct bpf_map {
+	const bpf_map_ops *ops = nullptr;
+	u32 map_type = 0, key_size = 0, value_size = 0, max_entries = 0;
+	u32 map_flags = 0;
+	int numa_node = NUMA_NO_NODE;
+	bool bypass_spec_v1 = false;
+	void *record = nullptr;  /* BTF special fields: none in this harness */
+	bool frozen = false;
+	s64 writecnt = 0;        /* atomic64_t */
+	long refcnt = 1;
+};
+
+// sizeof(struct bpf_array) is a few hundred bytes (reference §1.3: offsetof
+// value = 0x110 in one 6.x build); any value < PAGE_SIZE gives hdr_pgoff == 1.
+constexpr ulong BPF_ARRAY_VALUE_OFFSET = 0x110;
+
+struct bpf_array {
+	bpf_map map;
+	u32 elem_size = 0;
+	u32 index_mask = 0;
+	// (unsigned long)array: where the struct lives in kernel memory. The
+	// struct sits at the tail of the header page so that array->value is
+	// page aligned; the C++ object is the port's stand-in for that memory.
+	ulong kaddr = 0;
+};
+#define sizeof_bpf_array BPF_ARRAY_VALUE_OFFSET  /* sizeof(*array): value[] is a flex array */
+inline ulong array_value(const bpf_array *array) { return array->kaddr + BPF_ARRAY_VALUE_OFFSET; }
+
+// kernel/bpf/arraymap.c: one ops table per patch level.
+extern const bpf_map_ops array_map_ops_pre, array_map_ops_v1, array_map_ops_v2, array_map_ops_v3;
+const bpf_map_ops *array_map_ops_for(Patch patch);
+bool bpf_bypass_spec_v1(const void *token);
+
+// kernel/bpf/syscall.c
+extern const file_operations bpf_map_fops;
+void bpf_map_write_active_inc(bpf_map *map);
+void bpf_map_write_active_dec(bpf_map *map);
+bool bpf_map_write_active(const bpf_map *map);
+// The bpf(2) commands, on a map file (NULL = bad fd -> -EBADF).
+long map_create(bpf_attr_map_create *attr, file **filep);
+long map_update_elem(file *f, u32 key, const void *value, u64 flags);
+long map_lookup_elem(file *f, u32 key, void *value);
+long map_freeze(file *f);
+void bpf_map_put(bpf_map *map);
+
+}  // namespace fl::FL_ARCH_NS

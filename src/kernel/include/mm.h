@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Kernel-shaped mm declarations: struct page, vm_area_struct, mm_struct,
+// vm_fault, files and inodes, VM_* and FAULT_* flags, and the entry points of
+// the ported mm files (include/linux/{mm,mm_types,fs,pagemap,vmalloc}.h).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "kernel.h"
+#include "sim/machine.h"
+
+namespace fl::FL_ARCH_NS {
+
+struct mm_struct;
+struct vm_area_struct;
+struct vm_fault;
+struct file;
+
+// include/linux/mm.h: vm_flags.
+constexpr vm_flags_t VM_NONE = 0x0, VM_READ = 0x1, VM_WRITE = 0x2, VM_EXEC = 0x4,
+		     VM_SHARED = 0x8, VM_MAYREAD = 0x10, VM_MAYWRITE = 0x20, VM_MAYEXEC = 0x40,
+		     VM_MAYSHARE = 0x80, VM_GROWSDOWN = 0x100, VM_PFNMAP = 0x400,
+		     VM_LOCKED = 0x2000, VM_IO = 0x4000, VM_DONTCOPY = 0x20000,
+		     VM_DONTEXPAND = 0x40000, VM_ACCOUNT = 0x100000, VM_NORESERVE = 0x200000,
+		     VM_DONTDUMP = 0x04000000, VM_MIXEDMAP = 0x10000000;
+constexpr vm_flags_t VM_ACCESS_FLAGS = VM_READ | VM_WRITE | VM_EXEC;
+
+// include/linux/mm_types.h: vm_fault_t values.
+constexpr vm_fault_t VM_FAULT_OOM = 0x1, VM_FAULT_SIGBUS = 0x2, VM_FAULT_MAJOR = 0x4,
+		     VM_FAULT_HWPOISON = 0x10, VM_FAULT_SIGSEGV = 0x40, VM_FAULT_NOPAGE = 0x100,
+		     VM_FAULT_LOCKED = 0x200, VM_FAULT_RETRY = 0x400, VM_FAULT_FALLBACK = 0x800,
+		     VM_FAULT_DONE_COW = 0x1000;
+constexpr vm_fault_t VM_FAULT_ERROR = VM_FAULT_OOM | VM_FAULT_SIGBUS | VM_FAULT_SIGSEGV |
+				      VM_FAULT_HWPOISON | VM_FAULT_FALLBACK;
+
+// enum fault_flag
+constexpr unsigned int FAULT_FLAG_WRITE = 0x1, FAULT_FLAG_ALLOW_RETRY = 0x4,
+		       FAULT_FLAG_USER = 0x40, FAULT_FLAG_REMOTE = 0x80,
+		       FAULT_FLAG_VMA_LOCK = 0x1000;
+
+// include/uapi/asm-generic/mman-common.h, mman.h, linux/mman.h
+constexpr ulong PROT_READ = 0x1, PROT_WRITE = 0x2, PROT_EXEC = 0x4;
+constexpr ulong MAP_SHARED = 0x01, MAP_PRIVATE = 0x02, MAP_SHARED_VALIDATE = 0x03,
+		MAP_TYPE = 0x0f, MAP_FIXED = 0x10, MAP_ANONYMOUS = 0x20, MAP_GROWSDOWN = 0x100,
+		MAP_DENYWRITE = 0x800, MAP_EXECUTABLE = 0x1000, MAP_LOCKED = 0x2000,
+		MAP_NORESERVE = 0x4000, MAP_POPULATE = 0x8000, MAP_NONBLOCK = 0x10000,
+		MAP_STACK = 0x20000, MAP_HUGETLB = 0x40000, MAP_FIXED_NOREPLACE = 0x100000,
+		MAP_UNINITIALIZED = 0x4000000;
+constexpr ulong MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MREMAP_DONTUNMAP = 4;
+constexpr int MADV_DONTNEED = 4, MADV_DONTFORK = 10, MADV_DOFORK = 11;
+
+// include/linux/mman.h: calc_vm_prot_bits
+inline vm_flags_t calc_vm_prot_bits(ulong prot)
+{
+	return ((prot & PROT_READ) ? VM_READ : 0) | ((prot & PROT_WRITE) ? VM_WRITE : 0) |
+	       ((prot & PROT_EXEC) ? VM_EXEC : 0);
+}
+
+// include/linux/fs.h
+constexpr fmode_t FMODE_READ = 0x1, FMODE_WRITE = 0x2, FMODE_CAN_READ = 0x20000,
+		  FMODE_CAN_WRITE = 0x40000;
+constexpr unsigned int S_IFMT = 0170000, S_IFREG = 0100000, S_IRUSR = 0400, S_IWUSR = 0200;
+inline bool S_ISREG(unsigned int m) { return (m & S_IFMT) == S_IFREG; }
+#if BITS_PER_LONG == 32
+#define MAX_LFS_FILESIZE ((loff_t)ULONG_MAX << PAGE_SHIFT)
+#else
+#define MAX_LFS_FILESIZE ((loff_t)0x7fffffffffffffffLL)
+#endif
+
+// Where a page came from; only the machine's invariants look at this.
+enum class page_owner : u8 { vmalloc, direct_map };
+
+// include/linux/mm_types.h: struct page (order-0 only, so page == folio).
+struct page {
+	int _refcount = 1;  // the allocator's reference
+	int _mapcount = 0;  // number of PTEs mapping it (kernel stores this -1 based)
+	std::unique_ptr<u8[]> data;  // PAGE_SIZE bytes, allocated on first write
+	page_owner owner = page_owner::vmalloc;
+	int area_id = -1;   // vmalloc area (or -1 for the direct map)
+	ulong index = 0;    // page index within the area / direct map
+};
+
+inline void get_page(page *p) { p->_refcount++; }
+void put_page(page *p);
+inline int page_ref_count(const page *p) { return p->_refcount; }
+
+// A present PTE maps one page; there is no other state we need to model
+// (access permission comes from the VMA: shared BPF mappings have no
+// writenotify, so vm_page_prot is exactly the VMA's rights).
+struct pte_t {
+	page *pg = nullptr;
+};
+
+// include/linux/mm_types.h
+struct vm_operations_struct {
+	void (*open)(vm_area_struct *) = nullptr;
+	void (*close)(vm_area_struct *) = nullptr;
+	int (*may_split)(vm_area_struct *, ulong addr) = nullptr;
+	int (*mremap)(vm_area_struct *) = nullptr;
+	vm_fault_t (*fault)(vm_fault *) = nullptr;
+	vm_fault_t (*map_pages)(vm_fault *, pgoff_t start_pgoff, pgoff_t end_pgoff) = nullptr;
+	vm_fault_t (*page_mkwrite)(vm_fault *) = nullptr;
+};
+
+struct vm_area_struct {
+	ulong vm_start = 0, vm_end = 0;
+	mm_struct *vm_mm = nullptr;
+	vm_flags_t vm_flags = 0;
+	const vm_operations_struct *vm_ops = nullptr;
+	ulong vm_pgoff = 0;
+	file *vm_file = nullptr;
+	void *vm_private_data = nullptr;
+};
+
+inline ulong vma_pages(const vm_area_struct *vma) { return (vma->vm_end - vma->vm_start) >> PAGE_SHIFT; }
+inline bool vma_is_anonymous(const vm_area_struct *vma) { return !vma->vm_ops; }
+inline bool vma_is_accessible(const vm_area_struct *vma) { return vma->vm_flags & VM_ACCESS_FLAGS; }
+// 6.1 has no vm_flags_set(); 6.3+ wraps this with the per-VMA write lock.
+inline void vm_flags_set(vm_area_struct *vma, vm_flags_t flags) { vma->vm_flags |= flags; }
+inline void vm_flags_clear(vm_area_struct *vma, vm_flags_t flags) { vma->vm_flags &= ~flags; }
+
+// include/linux/pagemap.h: linear_page_index (non-hugetlb).
+inline pgoff_t linear_page_index(const vm_area_struct *vma, ulong address)
+{
+	pgoff_t pgoff;
+	pgoff = (address - vma->vm_start) >> PAGE_SHIFT;
+	pgoff += vma->vm_pgoff;
+	return pgoff;
+}
+
+struct vm_fault {
+	vm_area_struct *vma = nullptr;
+	unsigned int flags = 0;
+	pgoff_t pgoff = 0;
+	ulong address = 0;  // page aligned
+	page *pg = nullptr; // vmf->page
+};
+
+struct mm_struct {
+	std::vector<vm_area_struct *> mmap;  // sorted by vm_start (the maple tree)
+	std::map<ulong, pte_t> ptes;          // user page address -> PTE (the page tables)
+	int map_count = 0;
+	ulong mmap_base = 0;
+	ulong task_size = 0;
+};
+
+struct inode {
+	unsigned int i_mode = 0;
+	loff_t i_size = 0;
+};
+
+struct file_operations {
+	int (*mmap)(file *, vm_area_struct *) = nullptr;
+	ulong (*get_unmapped_area)(file *, ulong addr, ulong len, ulong pgoff, ulong flags) = nullptr;
+	void (*release)(file *) = nullptr;
+};
+
+struct file {
+	inode *f_inode = nullptr;
+	fmode_t f_mode = 0;
+	const file_operations *f_op = nullptr;
+	void *private_data = nullptr;
+	long f_count = 1;
+};
+inline inode *file_inode(const file *f) { return f->f_inode; }
+inline file *get_file(file *f) { f->f_count++; return f; }
+void fput(file *f);
+
+// include/linux/vmalloc.h: struct vm_struct flags.
+constexpr ulong VM_IOREMAP = 0x1, VM_ALLOC = 0x2, VM_MAP = 0x4, VM_USERMAP = 0x8,
+		VM_DMA_COHERENT = 0x10, VM_NO_GUARD = 0x40;
+
+struct vm_struct {
+	int id = 0;
+	ulong addr = 0;
+	ulong size = 0;  // including the guard page unless VM_NO_GUARD
+	ulong flags = 0;
+	ulong nr_pages = 0;
+	std::unordered_map<ulong, std::unique_ptr<page>> pages;  // created on first use
+};
+inline ulong get_vm_area_size(const vm_struct *area)
+{
+	if (!(area->flags & VM_NO_GUARD))
+		return area->size - PAGE_SIZE;  /* return actual size without guard page */
+	return area->size;
+}
+
+// The task that makes the syscall (only its mm matters here).
+struct task_struct {
+	mm_struct *mm = nullptr;
+};
+extern thread_local task_struct *current;
+
+// Per-machine kernel globals: the vmalloc space, the direct map, counters.
+struct kernel_globals {
+	kernel_config cfg;
+	std::vector<std::unique_ptr<vm_struct>> vmap_areas;  // sorted by addr
+	int next_area_id = 0;
+	ulong vmalloc_start = 0, vmalloc_end = 0;
+	ulong page_offset = 0, direct_map_end = 0;
+	std::unordered_map<ulong, std::unique_ptr<page>> direct_map;  // lowmem pages, by index
+	u64 totalram_pages = 0, vmalloc_pages_used = 0;
+	Stats *stats = nullptr;
+	bool race_next_fault = false;
+};
+extern thread_local kernel_globals *kg;
+
+// mm/vmalloc.c
+ulong __vmalloc_node_range(u64 size, ulong align, ulong flags);
+void vfree(ulong addr);
+vm_struct *find_vm_area(ulong addr);
+page *vmalloc_to_page(ulong vmalloc_addr);
+int remap_vmalloc_range_partial(vm_area_struct *vma, ulong uaddr, ulong kaddr, ulong pgoff, ulong size);
+int remap_vmalloc_range(vm_area_struct *vma, ulong addr, ulong pgoff);
+void kernel_memcpy_from(void *dst, ulong kaddr, ulong n);  // reads through vmalloc_to_page
+void kernel_memcpy_to(ulong kaddr, const void *src, ulong n);
+u8 *page_address_rw(page *p);  // the page's bytes (allocated on demand)
+
+// mm/memory.c
+int vm_insert_page(vm_area_struct *vma, ulong addr, page *pg);
+vm_fault_t handle_mm_fault(vm_area_struct *vma, ulong address, unsigned int flags);
+void zap_page_range_single(vm_area_struct *vma, ulong address, ulong size);
+void unmap_vmas(vm_area_struct *vma, ulong start, ulong end);
+int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma);
+void move_page_tables(vm_area_struct *vma, ulong old_addr, vm_area_struct *new_vma, ulong new_addr, ulong len);
+pte_t *pte_lookup(mm_struct *mm, ulong addr);  // NULL when pte_none
+
+// mm/mmap.c
+ulong get_unmapped_area(file *f, ulong addr, ulong len, ulong pgoff, ulong flags);
+ulong mm_get_unmapped_area(mm_struct *mm, file *f, ulong addr, ulong len, ulong pgoff, ulong flags);
+ulong do_mmap(file *f, ulong addr, ulong len, ulong prot, ulong flags, vm_flags_t vm_flags,
+	      ulong pgoff, ulong *populate);
+ulong vm_mmap_pgoff(file *f, ulong addr, ulong len, ulong prot, ulong flag, ulong pgoff);
+int do_munmap(mm_struct *mm, ulong start, size_t len);
+void exit_mmap(mm_struct *mm);
+vm_area_struct *find_vma(mm_struct *mm, ulong addr);
+vm_area_struct *vma_lookup(mm_struct *mm, ulong addr);
+vm_area_struct *find_vma_intersection(mm_struct *mm, ulong start, ulong end);
+
+// mm/vma.c
+vm_area_struct *vm_area_alloc(mm_struct *mm);
+vm_area_struct *vm_area_dup(vm_area_struct *orig);
+void vm_area_free(vm_area_struct *vma);
+void vma_link(mm_struct *mm, vm_area_struct *vma);
+void vma_unlink(mm_struct *mm, vm_area_struct *vma);
+int __split_vma(vm_area_struct *vma, ulong addr, int new_below);
+int split_vma(vm_area_struct *vma, ulong addr, int new_below);
+vm_area_struct *vma_modify_flags(vm_area_struct *vma, ulong start, ulong end, vm_flags_t new_flags);
+void remove_vma(vm_area_struct *vma);
+int do_vmi_munmap(mm_struct *mm, ulong start, size_t len);
+
+// mm/mprotect.c, mm/mremap.c, mm/madvise.c, mm/gup.c, kernel/fork.c
+int do_mprotect_pkey(ulong start, size_t len, ulong prot);
+ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong new_addr);
+int do_madvise(mm_struct *mm, ulong start, size_t len_in, int behavior);
+int __mm_populate(ulong start, ulong len, int ignore_errors);
+int dup_mmap(mm_struct *mm, mm_struct *oldmm);
+
+// arch/x86/mm/fault.c: a user access that missed the TLB. Returns the signal
+// (0, SIGBUS or SIGSEGV) and on success the PTE now present.
+int do_user_addr_fault(ulong address, bool write);
+
+}  // namespace fl::FL_ARCH_NS

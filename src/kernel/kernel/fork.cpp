@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Port of kernel/fork.c: dup_mmap. Every VMA without VM_DONTCOPY is
+// duplicated and ->open'ed; PTEs are copied only where vma_needs_copy()
+// says so (VM_MIXEDMAP: the eager mapping), otherwise the child refaults.
+#include "mm.h"
+
+namespace fl::FL_ARCH_NS {
+
+// kernel/fork.c: dup_mmap
+int dup_mmap(mm_struct *mm, mm_struct *oldmm)
+{
+	int retval = 0;
+
+	mm->mmap_base = oldmm->mmap_base;
+	mm->task_size = oldmm->task_size;
+	for (vm_area_struct *mpnt : std::vector<vm_area_struct *>(oldmm->mmap)) {
+		vm_area_struct *tmp;
+
+		if (mpnt->vm_flags & VM_DONTCOPY)
+			continue;
+		tmp = vm_area_dup(mpnt);
+		tmp->vm_mm = mm;
+		if (tmp->vm_file)
+			get_file(tmp->vm_file);
+
+		/* Link the vma into the MT */
+		vma_link(mm, tmp);
+
+		if (tmp->vm_ops && tmp->vm_ops->open)
+			tmp->vm_ops->open(tmp);
+
+		retval = copy_page_range(tmp, mpnt);
+		if (retval)
+			break;
+	}
+	return retval;
+}
+
+}  // namespace fl::FL_ARCH_NS

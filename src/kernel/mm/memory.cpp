@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Port of mm/memory.c: vm_insert_page, the file fault paths (do_fault,
+// do_read_fault with fault-around, do_shared_fault, __do_fault, finish_fault
+// with its one-reference-per-PTE rule and lost-race handling), PTE zapping,
+// fork's copy_page_range and mremap's page-table move.
+#include "mm.h"
+
+namespace fl::FL_ARCH_NS {
+
+// mm/memory.c: fault_around_bytes = 64K, as pages
+#define fault_around_pages ((ulong)65536 >> PAGE_SHIFT)
+
+static ulong pte_index(ulong address)
+{
+	return (address >> PAGE_SHIFT) & (PTRS_PER_PTE - 1);
+}
+
+pte_t *pte_lookup(mm_struct *mm, ulong addr)
+{
+	auto it = mm->ptes.find(addr);
+	return it == mm->ptes.end() ? nullptr : &it->second;
+}
+
+// set_pte_at + folio_add_file_rmap_pte + inc_mm_counter: the PTE now owns
+// the reference the caller took.
+static void set_pte_at(mm_struct *mm, ulong addr, page *pg)
+{
+	mm->ptes[addr] = pte_t{pg};
+	pg->_mapcount++;
+	kg->stats->ptes_installed++;
+}
+
+// mm/memory.c: zap_present_ptes for one PTE (rmap and reference dropped)
+static void zap_pte(mm_struct *mm, std::map<ulong, pte_t>::iterator it)
+{
+	page *pg = it->second.pg;
+	pg->_mapcount--;
+	put_page(pg);
+	mm->ptes.erase(it);
+	kg->stats->ptes_zapped++;
+}
+
+// mm/memory.c: validate_page_before_insert + insert_page_into_pte_locked
+static int insert_page(vm_area_struct *vma, ulong addr, page *pg)
+{
+	mm_struct *mm = vma->vm_mm;
+
+	BUG_ON(!pg);  /* the kernel would oops on a NULL page here */
+	if (!page_ref_count(pg))
+		return -EINVAL;
+	kg->stats->ptl_locks++;  /* get_locked_pte() */
+	if (pte_lookup(mm, addr))
+		return -EBUSY;
+	get_page(pg);  /* folio_get */
+	set_pte_at(mm, addr, pg);
+	return 0;
+}
+
+/**
+ * mm/memory.c: vm_insert_page - insert single page into user vma
+ */
+int vm_insert_page(vm_area_struct *vma, ulong addr, page *pg)
+{
+	if (addr < vma->vm_start || addr >= vma->vm_end)
+		return -EFAULT;
+	if (!(vma->vm_flags & VM_MIXEDMAP)) {
+		/* BUG_ON(mmap_read_trylock(vma->vm_mm)): mmap_lock is held for write */
+		BUG_ON(vma->vm_flags & VM_PFNMAP);
+		vm_flags_set(vma, VM_MIXEDMAP);
+	}
+	return insert_page(vma, addr, pg);
+}
+
+// Used by ->map_pages handlers (set_pte_range under the window's PTL).
+bool map_pages_install_pte(vm_fault *vmf, ulong addr, page *pg)
+{
+	set_pte_at(vmf->vma->vm_mm, addr, pg);
+	return true;
+}
+
+// mm/memory.c: vmf_pte_changed (order-0: "is the PTE no longer none?")
+static bool vmf_pte_changed(vm_fault *vmf)
+{
+	return pte_lookup(vmf->vma->vm_mm, vmf->address) != nullptr;
+}
+
+/**
+ * mm/memory.c: finish_fault - finish page fault once we have prepared the
+ * page to fault in. Expects the page to be locked and on success it
+ * consumes a reference.
+ */
+static vm_fault_t finish_fault(vm_fault *vmf)
+{
+	vm_area_struct *vma = vmf->vma;
+	page *pg = vmf->pg;
+
+	if (kg->race_next_fault) {
+		/* Test hook: another thread faults the same address in
+		 * between ->fault and our page-table lock, and wins. */
+		kg->race_next_fault = false;
+		handle_mm_fault(vma, vmf->address, vmf->flags & ~FAULT_FLAG_VMA_LOCK);
+	}
+
+	kg->stats->ptl_locks++;  /* pte_offset_map_lock() */
+	/* Re-check under ptl */
+	if (vmf_pte_changed(vmf)) {
+		kg->stats->lost_races++;
+		return VM_FAULT_NOPAGE;
+	}
+
+	set_pte_at(vma->vm_mm, vmf->address, pg);  /* set_pte_range */
+	return 0;
+}
+
+// mm/memory.c: __do_fault
+static vm_fault_t __do_fault(vm_fault *vmf)
+{
+	vm_area_struct *vma = vmf->vma;
+	vm_fault_t ret;
+
+	kg->stats->fault_handlers++;
+	ret = vma->vm_ops->fault(vmf);
+	if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY | VM_FAULT_DONE_COW))
+		return ret;
+
+	/* folio_lock(folio) unless VM_FAULT_LOCKED: no lock state modelled */
+	return ret;
+}
+
+// mm/memory.c: vmf_can_call_fault. ->fault-only vmops are not audited for
+// the per-VMA lock: retry under mmap_lock.
+static vm_fault_t vmf_can_call_fault(const vm_fault *vmf)
+{
+	vm_area_struct *vma = vmf->vma;
+
+	if (vma->vm_ops->map_pages || !(vmf->flags & FAULT_FLAG_VMA_LOCK))
+		return 0;
+	/* vma_end_read(vma); */
+	kg->stats->vma_lock_retries++;
+	return VM_FAULT_RETRY;
+}
+
+// mm/memory.c: should_fault_around
+static bool should_fault_around(vm_fault *vmf)
+{
+	/* No ->map_pages?  No way to fault around... */
+	if (!vmf->vma->vm_ops->map_pages)
+		return false;
+
+	/* A single page implies no faulting 'around' at all. */
+	return fault_around_pages > 1;
+}
+
+/*
+ * mm/memory.c: do_fault_around() tries to map few pages around the fault
+ * address. The window is clamped to the VMA and to one page table.
+ */
+static vm_fault_t do_fault_around(vm_fault *vmf)
+{
+	pgoff_t nr_pages = fault_around_pages;
+	pgoff_t pte_off = pte_index(vmf->address);
+	/* The page offset of vmf->address within the VMA. */
+	pgoff_t vma_off = vmf->pgoff - vmf->vma->vm_pgoff;
+	pgoff_t from_pte, to_pte;
+	vm_fault_t ret;
+
+	/* The PTE offset of the start address, clamped to the VMA. */
+	from_pte = max(ALIGN_DOWN(pte_off, nr_pages),
+		       pte_off - min(pte_off, vma_off));
+
+	/* The PTE offset of the end address, clamped to the VMA and PTE. */
+	to_pte = min3(from_pte + nr_pages, (pgoff_t)PTRS_PER_PTE,
+		      pte_off + vma_pages(vmf->vma) - vma_off) - 1;
+
+	/* rcu_read_lock(); */
+	kg->stats->map_pages_calls++;
+	ret = vmf->vma->vm_ops->map_pages(vmf,
+			vmf->pgoff + from_pte - pte_off,
+			vmf->pgoff + to_pte - pte_off);
+	/* rcu_read_unlock(); */
+
+	return ret;
+}
+
+// mm/memory.c: do_read_fault
+static vm_fault_t do_read_fault(vm_fault *vmf)
+{
+	vm_fault_t ret = 0;
+
+	/*
+	 * Let's call ->map_pages() first and use ->fault() as fallback
+	 * if page by the offset is not ready to be mapped (cold cache or
+	 * something).
+	 */
+	if (should_fault_around(vmf)) {
+		ret = do_fault_around(vmf);
+		if (ret)
+			return ret;
+	}
+
+	ret = vmf_can_call_fault(vmf);
+	if (ret)
+		return ret;
+
+	ret = __do_fault(vmf);
+	if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY))
+		return ret;
+
+	ret |= finish_fault(vmf);
+	/* folio_unlock(folio); */
+	if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY))
+		put_page(vmf->pg);  /* folio_put: the handler's reference */
+	return ret;
+}
+
+// mm/memory.c: do_shared_fault (no ->page_mkwrite for BPF vmops)
+static vm_fault_t do_shared_fault(vm_fault *vmf)
+{
+	vm_area_struct *vma = vmf->vma;
+	vm_fault_t ret;
+
+	ret = vmf_can_call_fault(vmf);
+	if (ret)
+		return ret;
+
+	ret = __do_fault(vmf);
+	if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY))
+		return ret;
+
+	/*
+	 * Check if the backing address space wants to know that the page is
+	 * about to become writable
+	 */
+	BUG_ON(vma->vm_ops->page_mkwrite != nullptr);
+
+	ret |= finish_fault(vmf);
+	if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) {
+		/* folio_unlock(folio); */
+		put_page(vmf->pg);
+		return ret;
+	}
+
+	/* fault_dirty_shared_page(vmf): no mapping to dirty-balance */
+	return ret;
+}
+
+/*
+ * mm/memory.c: do_fault. We enter with non-exclusive mmap_lock (to exclude
+ * vma changes, but allow concurrent faults). The mmap_lock may have been
+ * released depending on flags and our return value.
+ */
+static vm_fault_t do_fault(vm_fault *vmf)
+{
+	vm_area_struct *vma = vmf->vma;
+	vm_fault_t ret;
+
+	/*
+	 * The VMA was not fully populated on mmap() or missing VM_DONTEXPAND
+	 */
+	if (!vma->vm_ops->fault) {
+		kg->stats->ptl_locks++;
+		if (!pte_lookup(vma->vm_mm, vmf->address))
+			ret = VM_FAULT_SIGBUS;
+		else
+			ret = VM_FAULT_NOPAGE;
+	} else if (!(vmf->flags & FAULT_FLAG_WRITE))
+		ret = do_read_fault(vmf);
+	else if (!(vma->vm_flags & VM_SHARED))
+		ret = VM_FAULT_SIGBUS;  /* do_cow_fault: private file mappings never reach a BPF map */
+	else
+		ret = do_shared_fault(vmf);
+
+	return ret;
+}
+
+/*
+ * mm/memory.c: handle_mm_fault -> __handle_mm_fault -> handle_pte_fault,
+ * for the order-0, non-huge case the BPF mapping needs.
+ */
+vm_fault_t handle_mm_fault(vm_area_struct *vma, ulong address, unsigned int flags)
+{
+	vm_fault vmf;
+
+	vmf.vma = vma;
+	vmf.address = address & PAGE_MASK;
+	vmf.flags = flags;
+	vmf.pgoff = linear_page_index(vma, address);
+	kg->stats->faults++;
+
+	if (pte_lookup(vma->vm_mm, vmf.address))
+		return 0;  /* present: a spurious fault, or a racing fault won */
+
+	if (vma_is_anonymous(vma))
+		/* do_anonymous_page: the machine only uses anonymous memory
+		 * as PROT_NONE reservations for MAP_FIXED targets and does not
+		 * model anonymous pages. */
+		return VM_FAULT_SIGSEGV;
+
+	return do_fault(&vmf);
+}
+
+/*
+ * mm/memory.c: zap_page_range_single / unmap_vmas -> zap_pte_range:
+ * drop every PTE of the VMA's mm in [start, end) with its reference.
+ */
+void unmap_vmas(vm_area_struct *vma, ulong start, ulong end)
+{
+	mm_struct *mm = vma->vm_mm;
+
+	kg->stats->ptl_locks++;
+	for (auto it = mm->ptes.lower_bound(start); it != mm->ptes.end() && it->first < end;)
+		zap_pte(mm, it++);
+}
+
+void zap_page_range_single(vm_area_struct *vma, ulong address, ulong size)
+{
+	unmap_vmas(vma, address, address + size);
+}
+
+// mm/memory.c: vma_needs_copy
+static bool vma_needs_copy(vm_area_struct *dst_vma, vm_area_struct *src_vma)
+{
+	/*
+	 * Don't copy ptes where a page fault will fill them correctly.  Fork
+	 * becomes much lighter when there are big shared or private readonly
+	 * mappings. The tradeoff is that copy_page_range is more efficient
+	 * than faulting.
+	 */
+	(void)src_vma;
+	if (dst_vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP))
+		return true;
+	return false;  /* no anon_vma: BPF mappings are shared file mappings */
+}
+
+// mm/memory.c: copy_page_range (copy_present_pte for shared pages: the
+// child PTE takes its own reference and rmap)
+int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma)
+{
+	mm_struct *src_mm = src_vma->vm_mm;
+
+	if (!vma_needs_copy(dst_vma, src_vma))
+		return 0;
+
+	kg->stats->ptl_locks++;
+	for (auto it = src_mm->ptes.lower_bound(src_vma->vm_start);
+	     it != src_mm->ptes.end() && it->first < src_vma->vm_end; ++it) {
+		get_page(it->second.pg);
+		set_pte_at(dst_vma->vm_mm, it->first, it->second.pg);
+	}
+	return 0;
+}
+
+// mm/mremap.c: move_page_tables (the PTEs move; references move with them)
+void move_page_tables(vm_area_struct *vma, ulong old_addr, vm_area_struct *new_vma, ulong new_addr, ulong len)
+{
+	mm_struct *mm = vma->vm_mm;
+	std::vector<std::pair<ulong, page *>> moved;
+
+	kg->stats->ptl_locks++;
+	for (auto it = mm->ptes.lower_bound(old_addr); it != mm->ptes.end() && it->first < old_addr + len;) {
+		moved.emplace_back(it->first - old_addr + new_addr, it->second.pg);
+		it = mm->ptes.erase(it);
+	}
+	for (auto &[addr, pg] : moved)
+		new_vma->vm_mm->ptes[addr] = pte_t{pg};
+}
+
+}  // namespace fl::FL_ARCH_NS

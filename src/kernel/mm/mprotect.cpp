@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Port of mm/mprotect.c: do_mprotect_pkey and mprotect_fixup, with the
+// VM_MAY* rule that makes a read-only BPF mapping impossible to upgrade.
+#include "mm.h"
+
+namespace fl::FL_ARCH_NS {
+
+// mm/mprotect.c: mprotect_fixup (no accounting: shared mappings)
+static int mprotect_fixup(vm_area_struct *vma, vm_area_struct **pprev, ulong start, ulong end,
+			  ulong newflags)
+{
+	ulong oldflags = vma->vm_flags;
+
+	if (newflags == oldflags) {
+		*pprev = vma;
+		return 0;
+	}
+
+	/*
+	 * x86's arch_has_pfn_modify_check() walk for PROT_NONE on
+	 * VM_MIXEDMAP only refuses non-RAM pfns; vmalloc pages always pass.
+	 */
+	vma = vma_modify_flags(vma, start, end, newflags);
+	if (IS_ERR(vma))
+		return PTR_ERR(vma);
+
+	*pprev = vma;
+
+	/*
+	 * vm_flags and vm_page_prot are protected by the mmap_lock
+	 * held in write mode.
+	 */
+	vma->vm_flags = newflags;  /* vm_flags_reset */
+	/* change_protection(): PTE rights follow the VMA in this model */
+	return 0;
+}
+
+/*
+ * mm/mprotect.c: do_mprotect_pkey. pkey==-1 when doing a legacy mprotect().
+ */
+int do_mprotect_pkey(ulong start, size_t len, ulong prot)
+{
+	mm_struct *mm = current->mm;
+	ulong nstart, end, tmp, reqprot;
+	vm_area_struct *vma, *prev;
+	int error;
+
+	if (start & ~PAGE_MASK)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	len = PAGE_ALIGN(len);
+	end = start + len;
+	if (end <= start)
+		return -ENOMEM;
+	if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC))  /* arch_validate_prot (+PROT_SEM) */
+		return -EINVAL;
+
+	reqprot = prot;
+
+	vma = find_vma(mm, start);
+	error = -ENOMEM;
+	if (!vma)
+		goto out;
+
+	if (vma->vm_start > start)
+		goto out;
+
+	prev = nullptr;
+	nstart = start;
+	tmp = vma->vm_start;
+	while (vma && vma->vm_start < end) {
+		ulong mask_off_old_flags;
+		ulong newflags;
+
+		/* Here we know that vma->vm_start <= nstart < vma->vm_end. */
+		if (vma->vm_start != tmp) {
+			error = -ENOMEM;
+			break;
+		}
+
+		mask_off_old_flags = VM_ACCESS_FLAGS;
+
+		newflags = calc_vm_prot_bits(prot);
+		newflags |= (vma->vm_flags & ~mask_off_old_flags);
+
+		/* newflags >> 4 shift VM_MAY% in place of VM_% */
+		if ((newflags & ~(newflags >> 4)) & VM_ACCESS_FLAGS) {
+			error = -EACCES;
+			break;
+		}
+
+		tmp = vma->vm_end;
+		if (tmp > end)
+			tmp = end;
+
+		error = mprotect_fixup(vma, &prev, nstart, tmp, newflags);
+		if (error)
+			break;
+
+		tmp = prev->vm_end;
+		nstart = tmp;
+		prot = reqprot;
+		vma = find_vma(mm, tmp);
+	}
+
+	if (!error && tmp < end)
+		error = -ENOMEM;
+
+out:
+	return error;
+}
+
+}  // namespace fl::FL_ARCH_NS

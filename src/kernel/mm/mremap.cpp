@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Port of mm/mremap.c: the checks of sys_mremap, vma_to_resize (growing a
+// VM_DONTEXPAND mapping is refused with EFAULT), mremap_to and move_vma
+// (copy_vma opens the new VMA, the old one is unmapped and closed).
+#include "mm.h"
+
+namespace fl::FL_ARCH_NS {
+
+#define sysctl_max_map_count 65530
+
+// mm/vma.c: copy_vma (for a move to a new, unmergeable place)
+static vm_area_struct *copy_vma(vm_area_struct *vma, ulong addr, ulong len, pgoff_t pgoff)
+{
+	vm_area_struct *new_vma = vm_area_dup(vma);
+
+	new_vma->vm_start = addr;
+	new_vma->vm_end = addr + len;
+	new_vma->vm_pgoff = pgoff;
+	if (new_vma->vm_file)
+		get_file(new_vma->vm_file);
+	if (new_vma->vm_ops && new_vma->vm_ops->open)
+		new_vma->vm_ops->open(new_vma);
+	vma_link(vma->vm_mm, new_vma);
+	return new_vma;
+}
+
+// mm/mremap.c: move_vma
+static ulong move_vma(vm_area_struct *vma, ulong old_addr, ulong old_len, ulong new_len,
+		      ulong new_addr, ulong flags)
+{
+	mm_struct *mm = vma->vm_mm;
+	vm_area_struct *new_vma;
+	ulong new_pgoff;
+	int err = 0;
+
+	/*
+	 * We'd prefer to avoid failure later on in do_munmap:
+	 * which may split one vma into three before unmapping.
+	 */
+	if (mm->map_count >= sysctl_max_map_count - 3)
+		return -ENOMEM;
+
+	if (vma->vm_ops && vma->vm_ops->may_split) {
+		if (vma->vm_start != old_addr)
+			err = vma->vm_ops->may_split(vma, old_addr);
+		if (!err && vma->vm_end != old_addr + old_len)
+			err = vma->vm_ops->may_split(vma, old_addr + old_len);
+		if (err)
+			return err;
+	}
+
+	new_pgoff = vma->vm_pgoff + ((old_addr - vma->vm_start) >> PAGE_SHIFT);
+	new_vma = copy_vma(vma, new_addr, new_len, new_pgoff);
+
+	move_page_tables(vma, old_addr, new_vma, new_addr, old_len);
+	if (vma->vm_ops && vma->vm_ops->mremap)
+		err = vma->vm_ops->mremap(new_vma);
+	BUG_ON(err);  /* no BPF vmops have ->mremap */
+
+	if (flags & MREMAP_DONTUNMAP)
+		return new_addr;  /* unreachable: DONTUNMAP is refused for VM_DONTEXPAND */
+
+	if (do_munmap(mm, old_addr, old_len) < 0) {
+		/* OOM: unable to split vma, just get accounts right */
+	}
+	return new_addr;
+}
+
+// mm/mremap.c: vma_to_resize
+static vm_area_struct *vma_to_resize(ulong addr, ulong old_len, ulong new_len, ulong flags)
+{
+	mm_struct *mm = current->mm;
+	vm_area_struct *vma;
+	ulong pgoff;
+
+	vma = vma_lookup(mm, addr);
+	if (!vma)
+		return ERR_PTR<vm_area_struct>(-EFAULT);
+
+	/*
+	 * !old_len is a special case where an attempt is made to 'duplicate'
+	 * a mapping.  This makes no sense for private mappings as it will
+	 * instead create a fresh/new mapping unrelated to the original.
+	 */
+	if (!old_len && !(vma->vm_flags & (VM_SHARED | VM_MAYSHARE)))
+		return ERR_PTR<vm_area_struct>(-EINVAL);
+
+	if ((flags & MREMAP_DONTUNMAP) &&
+	    (vma->vm_flags & (VM_DONTEXPAND | VM_PFNMAP)))
+		return ERR_PTR<vm_area_struct>(-EINVAL);
+
+	/* We can't remap across vm area boundaries */
+	if (old_len > vma->vm_end - addr)
+		return ERR_PTR<vm_area_struct>(-EFAULT);
+
+	if (new_len == old_len)
+		return vma;
+
+	/* Need to be careful about a growing mapping */
+	pgoff = (addr - vma->vm_start) >> PAGE_SHIFT;
+	pgoff += vma->vm_pgoff;
+	if (pgoff + (new_len >> PAGE_SHIFT) < pgoff)
+		return ERR_PTR<vm_area_struct>(-EINVAL);
+
+	if (vma->vm_flags & (VM_DONTEXPAND | VM_PFNMAP))
+		return ERR_PTR<vm_area_struct>(-EFAULT);
+
+	/* anonymous reservations may grow in place only: not modelled */
+	return ERR_PTR<vm_area_struct>(-ENOMEM);
+}
+
+// mm/mremap.c: mremap_to
+static ulong mremap_to(ulong addr, ulong old_len, ulong new_addr, ulong new_len, ulong flags)
+{
+	mm_struct *mm = current->mm;
+	vm_area_struct *vma;
+	ulong ret = -EINVAL;
+	ulong map_flags = 0;
+
+	if (offset_in_page(new_addr))
+		goto out;
+
+	if (new_len > mm->task_size || new_addr > mm->task_size - new_len)
+		goto out;
+
+	/* Ensure the old/new locations do not overlap */
+	if (addr + old_len > new_addr && new_addr + new_len > addr)
+		goto out;
+
+	if ((mm->map_count + 2) >= sysctl_max_map_count - 3)
+		return -ENOMEM;
+
+	if (flags & MREMAP_FIXED) {
+		ret = do_munmap(mm, new_addr, new_len);
+		if (ret)
+			goto out;
+	}
+
+	if (old_len > new_len) {
+		ret = do_munmap(mm, addr + new_len, old_len - new_len);
+		if (ret)
+			goto out;
+		old_len = new_len;
+	}
+
+	vma = vma_to_resize(addr, old_len, new_len, flags);
+	if (IS_ERR(vma)) {
+		ret = PTR_ERR(vma);
+		goto out;
+	}
+
+	if (flags & MREMAP_FIXED)
+		map_flags |= MAP_FIXED;
+
+	if (vma->vm_flags & VM_MAYSHARE)
+		map_flags |= MAP_SHARED;
+
+	ret = get_unmapped_area(vma->vm_file, new_addr, new_len, vma->vm_pgoff +
+				((addr - vma->vm_start) >> PAGE_SHIFT),
+				map_flags);
+	if (IS_ERR_VALUE(ret))
+		goto out;
+
+	/* We got a new mapping */
+	if (!(flags & MREMAP_FIXED))
+		new_addr = ret;
+
+	ret = move_vma(vma, addr, old_len, new_len, new_addr, flags);
+
+out:
+	return ret;
+}
+
+/*
+ * mm/mremap.c: SYSCALL_DEFINE5(mremap, ...) - expand (or shrink) an existing
+ * mapping, potentially moving it at the same time.
+ */
+ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong new_addr)
+{
+	mm_struct *mm = current->mm;
+	vm_area_struct *vma;
+	ulong ret = -EINVAL;
+
+	if (flags & ~(MREMAP_FIXED | MREMAP_MAYMOVE | MREMAP_DONTUNMAP))
+		return ret;
+
+	if (flags & MREMAP_FIXED && !(flags & MREMAP_MAYMOVE))
+		return ret;
+
+	/*
+	 * MREMAP_DONTUNMAP is always a move and it does not allow resizing
+	 * in the process.
+	 */
+	if (flags & MREMAP_DONTUNMAP &&
+	    (!(flags & MREMAP_MAYMOVE) || old_len != new_len))
+		return ret;
+
+	if (offset_in_page(addr))
+		return ret;
+
+	old_len = PAGE_ALIGN(old_len);
+	new_len = PAGE_ALIGN(new_len);
+
+	/*
+	 * We allow a zero old-len as a special case
+	 * for DOS-emu "duplicate shm area" thing. But
+	 * a zero new-len is nonsensical.
+	 */
+	if (!new_len)
+		return ret;
+
+	vma = vma_lookup(mm, addr);
+	if (!vma) {
+		ret = -EFAULT;
+		goto out;
+	}
+
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+		ret = mremap_to(addr, old_len, new_addr, new_len, flags);
+		goto out;
+	}
+
+	/*
+	 * Always allow a shrinking remap: that just unmaps
+	 * the unnecessary pages..
+	 * do_vmi_munmap does all the needed commit accounting, and
+	 * unlocks the mmap_lock if so directed.
+	 */
+	if (old_len >= new_len) {
+		if (old_len == new_len) {
+			ret = addr;
+			goto out;
+		}
+
+		ret = do_vmi_munmap(mm, addr + new_len, old_len - new_len);
+		if (ret)
+			goto out;
+
+		ret = addr;
+		goto out;
+	}
+
+	/*
+	 * Ok, we need to grow..
+	 */
+	vma = vma_to_resize(addr, old_len, new_len, flags);
+	if (IS_ERR(vma)) {
+		ret = PTR_ERR(vma);
+		goto out;
+	}
+	ret = -ENOMEM;  /* unreachable for BPF mappings (VM_DONTEXPAND) */
+out:
+	return ret;
+}
+
+}  // namespace fl::FL_ARCH_NS

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Port of mm/vmalloc.c: a vmalloc space with guard pages and neighbouring
+// areas, vmalloc_to_page() (which trusts the address it is given: an address
+// in a neighbour yields the neighbour's page, a guard page yields NULL) and
+// remap_vmalloc_range{,_partial}() with all their checks.
+#include <algorithm>
+#include <cstring>
+
+#include "mm.h"
+
+namespace fl::FL_ARCH_NS {
+
+thread_local kernel_globals *kg;
+thread_local const kernel_config *kcfg;
+thread_local task_struct *current;
+
+// mm/page_alloc.c: __free_pages on the last reference.
+void put_page(page *p)
+{
+	BUG_ON(p->_refcount <= 0);
+	p->_refcount--;
+	/* The page struct itself stays with its area until vfree(); a zero
+	 * count with PTEs still mapping it is what the page_refcount invariant
+	 * catches. */
+}
+
+u8 *page_address_rw(page *p)
+{
+	if (!p->data) {
+		p->data = std::make_unique<u8[]>(PAGE_SIZE);
+		std::memset(p->data.get(), 0, PAGE_SIZE);
+	}
+	return p->data.get();
+}
+
+// mm/vmalloc.c: __vmalloc_node_range. Pages are zeroed (__GFP_ZERO) and
+// order-0; they are materialised lazily so a 64 MiB map costs nothing until
+// touched. Fails (NULL) when the vmalloc space or RAM is exhausted.
+ulong __vmalloc_node_range(u64 size, ulong align, ulong flags)
+{
+	ulong addr, nr_pages;
+	u64 real_size = PAGE_ALIGN(size);
+
+	if (!size || real_size == 0 || real_size > kg->vmalloc_end - kg->vmalloc_start)
+		return 0;
+	nr_pages = real_size >> PAGE_SHIFT;
+	if (kg->vmalloc_pages_used + nr_pages > kg->totalram_pages)
+		return 0;  /* __GFP_RETRY_MAYFAIL: fail rather than OOM */
+
+	/* alloc_vmap_area: first fit above the last area, guard page included */
+	addr = kg->vmalloc_start;
+	for (auto &a : kg->vmap_areas)
+		addr = max(addr, (ulong)(a->addr + a->size));
+	addr = ALIGN(addr, align);
+	if ((u64)addr + real_size + PAGE_SIZE > kg->vmalloc_end)
+		return 0;
+
+	auto area = std::make_unique<vm_struct>();
+	area->id = kg->next_area_id++;
+	area->addr = addr;
+	area->size = real_size + PAGE_SIZE;  /* guard page */
+	area->flags = flags | VM_ALLOC;
+	area->nr_pages = nr_pages;
+	kg->vmalloc_pages_used += nr_pages;
+	kg->vmap_areas.push_back(std::move(area));
+	return addr;
+}
+
+// mm/vmalloc.c: find_vm_area (kaddr must be the start of an area)
+vm_struct *find_vm_area(ulong addr)
+{
+	for (auto &a : kg->vmap_areas)
+		if (a->addr == addr)
+			return a.get();
+	return nullptr;
+}
+
+// mm/vmalloc.c: vfree
+void vfree(ulong addr)
+{
+	auto it = std::find_if(kg->vmap_areas.begin(), kg->vmap_areas.end(),
+			       [&](auto &a) { return a->addr == addr; });
+	BUG_ON(it == kg->vmap_areas.end());
+	for (auto &[idx, pg] : (*it)->pages) {
+		(void)idx;
+		put_page(pg.get());  /* the allocator's reference */
+	}
+	kg->vmalloc_pages_used -= (*it)->nr_pages;
+	kg->vmap_areas.erase(it);
+}
+
+// mm/vmalloc.c: vmalloc_to_page. Walks init_mm's page tables: an address in
+// any live vmalloc area (not its guard page) gives that area's page; the
+// lowmem direct map is mapped with large pages, so an address there gives a
+// lowmem page (foreign to every map); anything else is unmapped: NULL.
+page *vmalloc_to_page(ulong vmalloc_addr)
+{
+	for (auto &a : kg->vmap_areas) {
+		if (vmalloc_addr < a->addr || vmalloc_addr - a->addr >= get_vm_area_size(a.get()))
+			continue;
+		ulong index = (vmalloc_addr - a->addr) >> PAGE_SHIFT;
+		auto &slot = a->pages[index];
+		if (!slot) {
+			slot = std::make_unique<page>();
+			slot->area_id = a->id;
+			slot->index = index;
+		}
+		return slot.get();
+	}
+	if (vmalloc_addr >= kg->page_offset && vmalloc_addr < kg->direct_map_end) {
+		ulong index = (vmalloc_addr - kg->page_offset) >> PAGE_SHIFT;
+		auto &slot = kg->direct_map[index];
+		if (!slot) {
+			slot = std::make_unique<page>();
+			slot->owner = page_owner::direct_map;
+			slot->index = index;
+			/* lowmem holds other kernel data: make a leak visible */
+			std::memset(page_address_rw(slot.get()), 0xdd, PAGE_SIZE);
+		}
+		return slot.get();
+	}
+	return nullptr;
+}
+
+// Kernel-side memcpy through the vmalloc mapping (what a BPF program or
+// copy_map_value does with array->value).
+void kernel_memcpy_from(void *dst, ulong kaddr, ulong n)
+{
+	u8 *out = static_cast<u8 *>(dst);
+	while (n) {
+		ulong off = offset_in_page(kaddr), chunk = min(n, PAGE_SIZE - off);
+		page *pg = vmalloc_to_page(kaddr);
+		BUG_ON(!pg);
+		if (pg->data)
+			std::memcpy(out, pg->data.get() + off, chunk);
+		else
+			std::memset(out, 0, chunk);
+		out += chunk, kaddr += chunk, n -= chunk;
+	}
+}
+
+void kernel_memcpy_to(ulong kaddr, const void *src, ulong n)
+{
+	const u8 *in = static_cast<const u8 *>(src);
+	while (n) {
+		ulong off = offset_in_page(kaddr), chunk = min(n, PAGE_SIZE - off);
+		page *pg = vmalloc_to_page(kaddr);
+		BUG_ON(!pg);
+		std::memcpy(page_address_rw(pg) + off, in, chunk);
+		in += chunk, kaddr += chunk, n -= chunk;
+	}
+}
+
+/**
+ * mm/vmalloc.c: remap_vmalloc_range_partial - map vmalloc pages to userspace
+ * (>= 6.3, with the overflow checks of bdebd6a2831b).
+ */
+int remap_vmalloc_range_partial(vm_area_struct *vma, ulong uaddr, ulong kaddr, ulong pgoff, ulong size)
+{
+	vm_struct *area;
+	ulong off;
+	ulong end_index;
+
+	if (check_shl_overflow(pgoff, PAGE_SHIFT, &off))
+		return -EINVAL;
+
+	size = PAGE_ALIGN(size);
+
+	if (!PAGE_ALIGNED(uaddr) || !PAGE_ALIGNED(kaddr))
+		return -EINVAL;
+
+	area = find_vm_area(kaddr);
+	if (!area)
+		return -EINVAL;
+
+	if (!(area->flags & (VM_USERMAP | VM_DMA_COHERENT)))
+		return -EINVAL;
+
+	if (check_add_overflow(size, off, &end_index) ||
+	    end_index > get_vm_area_size(area))
+		return -EINVAL;
+	kaddr += off;
+
+	do {
+		page *pg = vmalloc_to_page(kaddr);
+		int ret;
+
+		ret = vm_insert_page(vma, uaddr, pg);
+		if (ret)
+			return ret;
+
+		uaddr += PAGE_SIZE;
+		kaddr += PAGE_SIZE;
+		size -= PAGE_SIZE;
+	} while (size > 0);
+
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+
+	return 0;
+}
+
+// mm/vmalloc.c: remap_vmalloc_range - map the whole VMA from pgoff
+int remap_vmalloc_range(vm_area_struct *vma, ulong addr, ulong pgoff)
+{
+	return remap_vmalloc_range_partial(vma, vma->vm_start, addr, pgoff,
+					   vma->vm_end - vma->vm_start);
+}
+
+}  // namespace fl::FL_ARCH_NS

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// User loads and stores: the "hardware" walks the page tables and takes a
+// page fault (into the port's do_user_addr_fault) when the PTE is missing
+// or the VMA forbids the access. Also /proc/PID/smaps and test accessors.
+#include <csignal>
+#include <cstring>
+
+#include "machine_impl.h"
+
+namespace fl::FL_ARCH_NS {
+
+Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool write, uint64_t value)
+{
+	Enter e(this, pid);
+	Access out;
+	ulong addr = (ulong)addr64;
+	page *pages[2] = {nullptr, nullptr};
+	unsigned npages = 0;
+
+	if (!proc(pid) || size == 0 || size > 8) {
+		out.sig = SIGSEGV;
+		return out;
+	}
+	mm_struct *mm = current->mm;
+	/* Resolve every page the access touches before moving any byte: a
+	 * faulting access has no effect (the instruction restarts or dies). */
+	for (ulong a = addr & PAGE_MASK; a <= ((ulong)(addr + size - 1) & PAGE_MASK) && npages < 2;
+	     a += PAGE_SIZE) {
+		vm_area_struct *vma = vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
+		bool permitted = vma && (write ? (vma->vm_flags & VM_WRITE) : vma_is_accessible(vma));
+		pte_t *pte = pte_lookup(mm, a);
+		if (!pte || !permitted) {
+			int sig = do_user_addr_fault(a == (addr & PAGE_MASK) ? addr : a, write);
+			if (sig) {
+				out.sig = sig;
+				return out;
+			}
+			pte = pte_lookup(mm, a);
+		}
+		pages[npages++] = pte->pg;
+		if (a + PAGE_SIZE < a)
+			break;
+	}
+
+	u8 bytes[8];
+	std::memcpy(bytes, &value, 8);
+	for (unsigned i = 0; i < size; i++) {
+		ulong a = addr + i;
+		page *pg = pages[(a & PAGE_MASK) == (addr & PAGE_MASK) ? 0 : 1];
+		if (write)
+			page_address_rw(pg)[offset_in_page(a)] = bytes[i];
+		else
+			bytes[i] = pg->data ? pg->data[offset_in_page(a)] : 0;
+	}
+	for (unsigned i = 0; i < size; i++) {
+		ulong a = addr + i;
+		vm_area_struct *vma = vma_lookup(mm, a);
+		if (vma && is_map_vma(vma))
+			check_coherent(vma, a, &bytes[i], 1);
+	}
+	if (!write)
+		out.bytes.assign(bytes, bytes + size);
+	return out;
+}
+
+Access MachineImpl::load(int pid, uint64_t addr, unsigned size)
+{
+	return user_access(pid, addr, size, false, 0);
+}
+
+Access MachineImpl::store(int pid, uint64_t addr, unsigned size, uint64_t value)
+{
+	return user_access(pid, addr, size, true, value);
+}
+
+/*
+ * coherent: the byte user space saw at `addr` is the byte the kernel's view
+ * holds at the same file offset (computed exactly, without the kernel's
+ * wrapping arithmetic). Offsets past the visible data are foreign_page's job.
+ */
+void MachineImpl::check_coherent(const vm_area_struct *vma, ulong addr, const u8 *bytes, unsigned n)
+{
+	/* exact: vm_pgoff < visible_pages keeps every term inside u64 */
+	if (!array_ || (u64)vma->vm_pgoff >= visible_pages_)
+		return;
+	u64 off = ((u64)vma->vm_pgoff << PAGE_SHIFT) + (addr - vma->vm_start);
+	if (off + n > visible_pages_ << PAGE_SHIFT)
+		return;
+	u8 kernel_view[8];
+	kernel_memcpy_from(kernel_view, array_value(array_) + (ulong)off, n);
+	if (std::memcmp(kernel_view, bytes, n))
+		note(Invariant::coherent, "user byte at map offset " + std::to_string((u64)off) +
+						  " differs from the kernel's view");
+}
+
+// fs/proc/task_mmu.c: show_smap_vma_flags mnemonics, by bit.
+static const char *const kVmFlagNames[32] = {
+	"rd", "wr", "ex", "sh", "mr", "mw", "me", "ms", "gd", nullptr, "pf", nullptr, nullptr,
+	"lo", "io", "sr", "rr", "dc", "de", nullptr, "ac", "nr", "ht", "sf", nullptr, "wf",
+	"dd", nullptr, "mm", "hg", "nh", "mg"};
+
+SmapsEntry MachineImpl::smaps(int pid, uint64_t addr) const
+{
+	Enter e(this, pid);
+	SmapsEntry s;
+	const Process *p = proc(pid);
+	if (!p)
+		return s;
+	mm_struct *mm = const_cast<mm_struct *>(&p->mm);
+	vm_area_struct *vma = vma_lookup(mm, (ulong)addr);
+	if (!vma)
+		return s;
+	s.found = true;
+	s.start = vma->vm_start;
+	s.end = vma->vm_end;
+	s.pgoff = vma->vm_pgoff;
+	for (auto it = mm->ptes.lower_bound(vma->vm_start); it != mm->ptes.end() && it->first < vma->vm_end; ++it)
+		s.rss_pages++;
+	for (unsigned bit = 0; bit < 32; bit++) {
+		if (!(vma->vm_flags & ((vm_flags_t)1 << bit)) || !kVmFlagNames[bit])
+			continue;
+		if (!s.vm_flags.empty())
+			s.vm_flags += ' ';
+		s.vm_flags += kVmFlagNames[bit];
+	}
+	return s;
+}
+
+static int64_t page_id(const page *pg)
+{
+	if (!pg)
+		return -1;
+	if (pg->owner == page_owner::direct_map)
+		return (int64_t)(1ull << 62) + (int64_t)pg->index;
+	return ((int64_t)pg->area_id << 40) + (int64_t)pg->index;
+}
+
+int64_t MachineImpl::user_page_id(int pid, uint64_t addr) const
+{
+	Enter e(this, pid);
+	const Process *p = proc(pid);
+	if (!p)
+		return -1;
+	pte_t *pte = pte_lookup(const_cast<mm_struct *>(&p->mm), (ulong)addr & PAGE_MASK);
+	return pte ? page_id(pte->pg) : -1;
+}
+
+int64_t MachineImpl::map_data_page_id(uint64_t data_page_index) const
+{
+	if (!array_)
+		return -1;
+	return ((int64_t)map_area_id_ << 40) + (int64_t)(hdr_pages_ + data_page_index);
+}
+
+uint64_t MachineImpl::map_writecnt() const
+{
+	return array_ ? (uint64_t)array_->map.writecnt : 0;
+}
+
+bool MachineImpl::map_frozen() const
+{
+	return array_ && array_->map.frozen;
+}
+
+int MachineImpl::page_refcount_of_map_page(uint64_t data_page_index) const
+{
+	Enter e(this);
+	if (!array_)
+		return -1;
+	for (auto &a : kg_.vmap_areas) {
+		if (a->id != map_area_id_)
+			continue;
+		auto it = a->pages.find((ulong)(hdr_pages_ + data_page_index));
+		return it == a->pages.end() ? 1 : it->second->_refcount;
+	}
+	return -1;
+}
+
+}  // namespace fl::FL_ARCH_NS

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The machine's set-up and its syscall front doors: the bpf(2) map commands,
+// and mmap/munmap/mprotect/mremap/madvise/fork/exit in one process, with the
+// arguments narrowed to unsigned long as the syscall ABI narrows them.
+#include "machine_impl.h"
+
+#include <cstring>
+
+namespace fl::FL_ARCH_NS {
+
+namespace {
+
+// Memory layout of the simulated kernels (x86_64 4-level, i386 3G/1G).
+struct Layout {
+	u64 page_offset, lowmem_bytes, vmalloc_start, vmalloc_end, task_size;
+};
+constexpr Layout kLayout64 = {0xffff888000000000ull, 1ull << 30, 0xffffc90000000000ull,
+			      0xffffe90000000000ull, 1ull << 47};
+constexpr Layout kLayout32 = {0xc0000000ull, 896ull << 20, 0xf8800000ull, 0xff000000ull,
+			      0xc0000000ull};
+constexpr u64 kTotalRam = 1ull << 30;
+constexpr u64 kNeighbourPages = 4;
+
+// A syscall's return register: an address/count, or -errno in the top page.
+int64_t sysret(ulong ret)
+{
+	return IS_ERR_VALUE(ret) ? -(int64_t)(ulong)(0 - ret) : (int64_t)ret;
+}
+
+}  // namespace
+
+MachineImpl::Enter::Enter(const MachineImpl *m, int pid)
+	: kg_(kg), kcfg_(kcfg), current_(current)
+{
+	kg = &m->kg_;
+	kcfg = &m->kg_.cfg;
+	current = nullptr;
+	if (pid >= 0 && pid < (int)m->procs_.size())
+		current = const_cast<task_struct *>(&m->procs_[pid]->task);
+}
+
+MachineImpl::Enter::~Enter()
+{
+	kg = kg_;
+	kcfg = kcfg_;
+	current = current_;
+}
+
+MachineImpl::MachineImpl(const Config &cfg) : cfg_(cfg)
+{
+	const Layout &l = cfg.arch == Arch::A32 ? kLayout32 : kLayout64;
+
+	kg_.cfg = kernel_config{cfg.page_shift, cfg.bypass_spec_v1, cfg.door, cfg.patch};
+	kg_.stats = &stats_;
+	kg_.page_offset = (ulong)l.page_offset;
+	kg_.direct_map_end = (ulong)(l.page_offset + l.lowmem_bytes);
+	kg_.vmalloc_start = (ulong)l.vmalloc_start;
+	kg_.vmalloc_end = (ulong)l.vmalloc_end;
+	kg_.totalram_pages = kTotalRam >> cfg.page_shift;
+
+	Enter e(this);
+	auto p = std::make_unique<Process>();
+	p->task.mm = &p->mm;
+	p->mm.task_size = (ulong)(l.task_size - PAGE_SIZE);
+	p->mm.mmap_base = (ulong)((l.task_size - (128ull << 20)) & PAGE_MASK);
+	procs_.push_back(std::move(p));
+	/* a neighbour below the map's area: vmalloc_to_page() past the map's
+	 * guard page lands in the area above, before it in this one */
+	add_neighbour_area();
+}
+
+// Another subsystem's vmalloc area next to the map's, filled with a pattern
+// so that a page leaked from it shows in user-space loads.
+void MachineImpl::add_neighbour_area()
+{
+	ulong addr = __vmalloc_node_range(kNeighbourPages << PAGE_SHIFT, PAGE_SIZE, 0);
+	std::vector<u8> pattern(PAGE_SIZE, 0x5a);
+	for (u64 i = 0; addr && i < kNeighbourPages; i++)
+		kernel_memcpy_to(addr + (ulong)(i << PAGE_SHIFT), pattern.data(), PAGE_SIZE);
+}
+
+MachineImpl::~MachineImpl()
+{
+	for (size_t pid = 0; pid < procs_.size(); pid++)
+		if (procs_[pid]->alive)
+			exit((int)pid);
+	if (map_file_)
+		map_close();
+}
+
+MachineImpl::Process *MachineImpl::proc(int pid)
+{
+	if (pid < 0 || pid >= (int)procs_.size() || !procs_[pid]->alive)
+		return nullptr;
+	return procs_[pid].get();
+}
+
+const MachineImpl::Process *MachineImpl::proc(int pid) const
+{
+	return const_cast<MachineImpl *>(this)->proc(pid);
+}
+
+bool MachineImpl::process_alive(int pid) const
+{
+	return proc(pid) != nullptr;
+}
+
+void MachineImpl::note(Invariant what, std::string detail)
+{
+	if (!op_violation_)
+		op_violation_ = Violation{what, std::move(detail)};
+}
+
+Violation MachineImpl::take_op_violation()
+{
+	Violation v = std::move(op_violation_);
+	op_violation_ = Violation{};
+	return v;
+}
+
+// The map struct is freed once neither the fd nor any VMA holds its file.
+void MachineImpl::forget_map_if_freed()
+{
+	if (!map_vm_file_ || map_file_)
+		return;
+	for (auto &p : procs_)
+		for (vm_area_struct *vma : p->mm.mmap)
+			if (vma->vm_file == map_vm_file_)
+				return;
+	map_vm_file_ = nullptr;
+	array_ = nullptr;
+}
+
+int64_t MachineImpl::map_create(const MapSpec &spec)
+{
+	Enter e(this);
+	bpf_attr_map_create attr;
+	file *f = nullptr;
+
+	if (map_vm_file_)
+		return -EBUSY;  /* harness limit: one map per program */
+	attr.key_size = spec.key_size;
+	attr.value_size = spec.value_size;
+	attr.max_entries = spec.max_entries;
+	attr.map_flags = spec.map_flags;
+	int area_before = kg_.next_area_id;
+	long err = fl::FL_ARCH_NS::map_create(&attr, &f);
+	if (err)
+		return err;
+	map_file_ = map_vm_file_ = f;
+	array_ = reinterpret_cast<bpf_array *>(f->private_data);
+	map_area_id_ = area_before;
+	hdr_pages_ = PAGE_ALIGN((ulong)sizeof_bpf_array) >> PAGE_SHIFT;
+	visible_pages_ = PAGE_ALIGN((u64)array_->map.max_entries * array_->elem_size) >> PAGE_SHIFT;
+	/* and a neighbour above it */
+	add_neighbour_area();
+	return 3;  /* the fd number user space would most likely get */
+}
+
+int64_t MachineImpl::map_update(uint32_t index, const std::vector<uint8_t> &value, uint64_t flags)
+{
+	Enter e(this);
+	if (!map_file_)
+		return -EBADF;
+	std::vector<uint8_t> buf(value);
+	buf.resize(array_->map.value_size);
+	return map_update_elem(map_file_, index, buf.data(), flags);
+}
+
+int64_t MachineImpl::map_lookup(uint32_t index, std::vector<uint8_t> *value)
+{
+	Enter e(this);
+	if (!map_file_)
+		return -EBADF;
+	value->assign(array_->map.value_size, 0);
+	long err = map_lookup_elem(map_file_, index, value->data());
+	if (err)
+		value->clear();
+	return err;
+}
+
+int64_t MachineImpl::map_freeze()
+{
+	Enter e(this);
+	if (!map_file_)
+		return -EBADF;
+	bool writable_live = false;
+	for (auto &p : procs_)
+		for (vm_area_struct *vma : p->mm.mmap)
+			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
+				writable_live = true;
+	bool was_frozen = array_->map.frozen;
+	bool fd_writable = map_file_->f_mode & FMODE_WRITE;
+	long err = fl::FL_ARCH_NS::map_freeze(map_file_);
+	bool expect_ok = !writable_live && !was_frozen && fd_writable;
+	if ((err == 0) != expect_ok)
+		note(Invariant::freeze_iff,
+		     std::string("freeze returned ") + std::to_string(err) +
+			     (writable_live ? " with a writable mapping live" : " with nothing writable live"));
+	return err;
+}
+
+int64_t MachineImpl::map_close()
+{
+	Enter e(this);
+	if (!map_file_)
+		return -EBADF;
+	fput(map_file_);
+	map_file_ = nullptr;
+	forget_map_if_freed();
+	return 0;
+}
+
+int64_t MachineImpl::mmap(int pid, uint64_t addr, uint64_t len, int prot, int flags, bool map_fd,
+			  uint64_t pgoff)
+{
+	Enter e(this, pid);
+	file *f = nullptr;
+	ulong vm_pgoff;
+
+	if (!proc(pid))
+		return -ESRCH;
+	if (map_fd) {
+		if (!map_file_)
+			return -EBADF;
+		f = map_file_;
+		flags &= ~MAP_ANONYMOUS;
+	} else {
+		flags |= MAP_ANONYMOUS;
+	}
+
+	switch (cfg_.door) {
+	case Door::direct:
+		/* f_op->mmap sees any vm_pgoff the width can hold */
+		vm_pgoff = (ulong)pgoff;
+		break;
+	default:
+		if (BITS_PER_LONG == 64) {
+			/* sys_mmap(..., off): a byte offset in a 64-bit register */
+			u64 off = pgoff << PAGE_SHIFT;
+			if (off & ~(u64)PAGE_MASK)
+				return -EINVAL;
+			vm_pgoff = (ulong)(off >> PAGE_SHIFT);
+		} else {
+			/* sys_mmap_pgoff (mmap2): 4096-byte units in a 32-bit register */
+			unsigned shift = PAGE_SHIFT - 12;
+			ulong pgoff4k = (ulong)(pgoff << shift);
+			if (pgoff4k & (((ulong)1 << shift) - 1))
+				return -EINVAL;
+			vm_pgoff = pgoff4k >> shift;
+		}
+		break;
+	}
+	return sysret(vm_mmap_pgoff(f, (ulong)addr, (ulong)len, (ulong)prot, (ulong)flags, vm_pgoff));
+}
+
+int64_t MachineImpl::munmap(int pid, uint64_t addr, uint64_t len)
+{
+	Enter e(this, pid);
+	if (!proc(pid))
+		return -ESRCH;
+	int ret = do_munmap(current->mm, (ulong)addr, (ulong)len);
+	forget_map_if_freed();
+	return ret;
+}
+
+int64_t MachineImpl::mprotect(int pid, uint64_t addr, uint64_t len, int prot)
+{
+	Enter e(this, pid);
+	if (!proc(pid))
+		return -ESRCH;
+	return do_mprotect_pkey((ulong)addr, (ulong)len, (ulong)(unsigned)prot);
+}
+
+int64_t MachineImpl::mremap(int pid, uint64_t addr, uint64_t old_len, uint64_t new_len, int flags,
+			    uint64_t new_addr)
+{
+	Enter e(this, pid);
+	if (!proc(pid))
+		return -ESRCH;
+	int64_t ret = sysret(sys_mremap((ulong)addr, (ulong)old_len, (ulong)new_len,
+					(ulong)(unsigned)flags, (ulong)new_addr));
+	forget_map_if_freed();
+	return ret;
+}
+
+int64_t MachineImpl::madvise(int pid, uint64_t addr, uint64_t len, int advice)
+{
+	Enter e(this, pid);
+	if (!proc(pid))
+		return -ESRCH;
+	return do_madvise(current->mm, (ulong)addr, (ulong)len, advice);
+}
+
+int64_t MachineImpl::fork(int pid)
+{
+	Enter e(this, pid);
+	if (!proc(pid))
+		return -ESRCH;
+	auto child = std::make_unique<Process>();
+	child->task.mm = &child->mm;
+	int err = dup_mmap(&child->mm, current->mm);
+	procs_.push_back(std::move(child));
+	if (err) {
+		exit((int)procs_.size() - 1);
+		return err;
+	}
+	return (int64_t)procs_.size() - 1;
+}
+
+int64_t MachineImpl::exit(int pid)
+{
+	Enter e(this, pid);
+	Process *p = proc(pid);
+	if (!p)
+		return -ESRCH;
+	exit_mmap(&p->mm);
+	p->alive = false;
+	forget_map_if_freed();
+	return 0;
+}
+
+void MachineImpl::kernel_poke(uint64_t map_offset, const std::vector<uint8_t> &bytes)
+{
+	Enter e(this);
+	if (!array_ || map_offset + bytes.size() > visible_pages_ << PAGE_SHIFT)
+		return;
+	kernel_memcpy_to(array_value(array_) + (ulong)map_offset, bytes.data(), bytes.size());
+}
+
+}  // namespace fl::FL_ARCH_NS

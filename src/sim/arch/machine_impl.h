@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The machine for one unsigned-long width: kernel globals, the map's fd,
+// processes, and the user-side "hardware" (TLB-miss check before faulting
+// into the port). Compiled once per FL_BITS.
+#pragma once
+
+#include "../../kernel/include/bpf.h"
+#include "sim/machine.h"
+
+namespace fl::FL_ARCH_NS {
+
+class MachineImpl final : public Machine {
+public:
+	explicit MachineImpl(const Config &cfg);
+	~MachineImpl() override;
+
+	const Config &config() const override { return cfg_; }
+
+	int64_t map_create(const MapSpec &) override;
+	int64_t map_update(uint32_t index, const std::vector<uint8_t> &value, uint64_t flags) override;
+	int64_t map_lookup(uint32_t index, std::vector<uint8_t> *value) override;
+	int64_t map_freeze() override;
+	int64_t map_close() override;
+
+	int64_t mmap(int pid, uint64_t addr, uint64_t len, int prot, int flags, bool map_fd,
+		     uint64_t pgoff) override;
+	int64_t munmap(int pid, uint64_t addr, uint64_t len) override;
+	int64_t mprotect(int pid, uint64_t addr, uint64_t len, int prot) override;
+	int64_t mremap(int pid, uint64_t addr, uint64_t old_len, uint64_t new_len, int flags,
+		       uint64_t new_addr) override;
+	int64_t madvise(int pid, uint64_t addr, uint64_t len, int advice) override;
+	int64_t fork(int pid) override;
+	int64_t exit(int pid) override;
+	bool process_alive(int pid) const override;
+
+	Access load(int pid, uint64_t addr, unsigned size) override;
+	Access store(int pid, uint64_t addr, unsigned size, uint64_t value) override;
+
+	SmapsEntry smaps(int pid, uint64_t addr) const override;
+	const Stats &stats() const override { return stats_; }
+
+	Violation check_invariants() override;
+	Violation take_op_violation() override;
+
+	void inject_fault_race() override { kg_.race_next_fault = true; }
+	void kernel_poke(uint64_t map_offset, const std::vector<uint8_t> &bytes) override;
+	int64_t user_page_id(int pid, uint64_t addr) const override;
+	int64_t map_data_page_id(uint64_t data_page_index) const override;
+	uint64_t map_writecnt() const override;
+	bool map_frozen() const override;
+	int page_refcount_of_map_page(uint64_t data_page_index) const override;
+
+private:
+	struct Process {
+		task_struct task;
+		mm_struct mm;
+		bool alive = true;
+	};
+	// Points the port's globals (kg, kcfg, current) at this machine for the
+	// duration of one entry.
+	class Enter {
+	public:
+		Enter(const MachineImpl *m, int pid = -1);
+		~Enter();
+	private:
+		kernel_globals *kg_;
+		const kernel_config *kcfg_;
+		task_struct *current_;
+	};
+
+	Process *proc(int pid);
+	const Process *proc(int pid) const;
+	bool is_map_vma(const vm_area_struct *vma) const { return map_vm_file_ && vma->vm_file == map_vm_file_; }
+	void forget_map_if_freed();
+	Access user_access(int pid, uint64_t addr, unsigned size, bool write, uint64_t value);
+	void check_coherent(const vm_area_struct *vma, ulong addr, const u8 *bytes, unsigned n);
+	bool is_visible_data_page(const page *pg) const;
+	const page *expected_page(const vm_area_struct *vma, ulong addr) const;
+	void note(Invariant what, std::string detail);
+	void add_neighbour_area();
+
+	Config cfg_;
+	mutable kernel_globals kg_;
+	Stats stats_;
+	std::vector<std::unique_ptr<Process>> procs_;
+	file *map_file_ = nullptr;     // the fd (nullptr after close or failed create)
+	file *map_vm_file_ = nullptr;  // the map's file while anything holds it
+	bpf_array *array_ = nullptr;   // the map while it lives
+	int map_area_id_ = -1;
+	u64 visible_pages_ = 0;        // PAGE_ALIGN(max_entries * elem_size) / PAGE_SIZE
+	u64 hdr_pages_ = 0;
+	Violation op_violation_;
+};
+
+}  // namespace fl::FL_ARCH_NS

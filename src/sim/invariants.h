@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The machine's invariants, each with a short stable name used in traces,
+// verdicts, corpus expectations and reports.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace fl {
+
+enum class Invariant : uint8_t {
+	none,
+	write_active,     // map->writecnt == live VM_MAYWRITE VMAs of the map (+ in-flight writers)
+	page_refcount,    // page refcount == baseline + PTEs that point at it
+	page_identity,    // a PTE in a map VMA points at the page eager remap would choose
+	foreign_page,     // no page outside the map's visible data area reaches user space
+	coherent,         // a user load returns what the kernel's view holds at that offset
+	pte_outside_vma,  // no PTE outside a VMA
+	freeze_iff,       // BPF_MAP_FREEZE succeeds iff nothing writable is live
+};
+
+const char *to_string(Invariant);
+std::optional<Invariant> parse_invariant(const std::string &);
+
+struct Violation {
+	Invariant what = Invariant::none;
+	std::string detail;
+	explicit operator bool() const { return what != Invariant::none; }
+};
+
+}  // namespace fl

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The deterministic machine: one ported kernel (at one Config) plus the user
+// processes that call into it. Arch-neutral interface; the implementation is
+// compiled once per unsigned-long width (src/sim/machine_impl.cpp).
+//
+// Every syscall returns what user space would see: a value >= 0, or -errno.
+// Arguments are 64-bit here and are narrowed to the kernel's unsigned long the
+// way the syscall ABI does it (a 32-bit kernel only ever sees 32-bit registers).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/invariants.h"
+
+namespace fl {
+
+// Linux UAPI values, used by Programs and by the real backends alike.
+namespace uapi {
+inline constexpr int PROT_NONE = 0, PROT_READ = 1, PROT_WRITE = 2, PROT_EXEC = 4;
+inline constexpr int MAP_SHARED = 0x01, MAP_PRIVATE = 0x02, MAP_FIXED = 0x10,
+		     MAP_ANONYMOUS = 0x20, MAP_POPULATE = 0x8000,
+		     MAP_FIXED_NOREPLACE = 0x100000;
+inline constexpr int MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MREMAP_DONTUNMAP = 4;
+inline constexpr int MADV_DONTNEED = 4, MADV_DONTFORK = 10, MADV_DOFORK = 11;
+inline constexpr uint32_t BPF_F_RDONLY = 1u << 3, BPF_F_WRONLY = 1u << 4,
+			  BPF_F_RDONLY_PROG = 1u << 7, BPF_F_WRONLY_PROG = 1u << 8,
+			  BPF_F_MMAPABLE = 1u << 10;
+inline constexpr uint64_t BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2;
+inline constexpr int sigbus = 7, sigsegv = 11;  // SIGBUS, SIGSEGV (macros in <csignal>)
+}  // namespace uapi
+
+struct MapSpec {
+	uint32_t key_size = 4;
+	uint32_t value_size = 8;
+	uint32_t max_entries = 1024;
+	uint32_t map_flags = uapi::BPF_F_MMAPABLE;
+	bool operator==(const MapSpec &) const = default;
+};
+
+// A user load or store: either the bytes (loads), or the signal it raised.
+struct Access {
+	int sig = 0;                 // 0, SIGBUS or SIGSEGV
+	std::vector<uint8_t> bytes;  // loaded bytes (little endian), empty for stores
+};
+
+// What /proc/PID/smaps says about the VMA containing an address.
+struct SmapsEntry {
+	bool found = false;
+	uint64_t start = 0, end = 0, pgoff = 0;
+	uint64_t rss_pages = 0;
+	std::string vm_flags;  // smaps "VmFlags:" mnemonics, e.g. "rd wr sh mr mw me ms mm dd"
+};
+
+// Deterministic cost counters (the model backend of the benchmark).
+struct Stats {
+	uint64_t faults = 0;           // handle_mm_fault calls (user and GUP)
+	uint64_t fault_handlers = 0;   // vm_ops->fault calls
+	uint64_t map_pages_calls = 0;  // vm_ops->map_pages calls
+	uint64_t vma_lock_retries = 0; // VM_FAULT_RETRY from vmf_can_call_fault
+	uint64_t ptes_installed = 0;
+	uint64_t ptes_zapped = 0;
+	uint64_t ptl_locks = 0;        // page-table lock acquisitions
+	uint64_t lost_races = 0;       // finish_fault found the PTE already set
+};
+
+class Machine {
+public:
+	virtual ~Machine() = default;
+	virtual const Config &config() const = 0;
+	uint64_t page_size() const { return uint64_t(1) << config().page_shift; }
+
+	// bpf(2) on the program's single map. map_create returns the fd.
+	virtual int64_t map_create(const MapSpec &) = 0;
+	virtual int64_t map_update(uint32_t index, const std::vector<uint8_t> &value, uint64_t flags) = 0;
+	virtual int64_t map_lookup(uint32_t index, std::vector<uint8_t> *value) = 0;
+	virtual int64_t map_freeze() = 0;
+	virtual int64_t map_close() = 0;
+
+	// Memory-management syscalls, in process `pid` (0 is the first process).
+	// mmap: fd < 0 means MAP_ANONYMOUS. pgoff is in PAGE_SIZE units; the
+	// front door turns it into the width's syscall (mmap with a byte offset on
+	// 64-bit, mmap2 with 4K units on 32-bit) or hands it to f_op->mmap as is.
+	virtual int64_t mmap(int pid, uint64_t addr, uint64_t len, int prot, int flags, bool map_fd,
+			     uint64_t pgoff) = 0;
+	virtual int64_t munmap(int pid, uint64_t addr, uint64_t len) = 0;
+	virtual int64_t mprotect(int pid, uint64_t addr, uint64_t len, int prot) = 0;
+	virtual int64_t mremap(int pid, uint64_t addr, uint64_t old_len, uint64_t new_len, int flags,
+			       uint64_t new_addr) = 0;
+	virtual int64_t madvise(int pid, uint64_t addr, uint64_t len, int advice) = 0;
+	virtual int64_t fork(int pid) = 0;  // returns the child's pid
+	virtual int64_t exit(int pid) = 0;
+	virtual bool process_alive(int pid) const = 0;
+
+	// User loads/stores of 1..8 bytes, faulting through the page tables.
+	virtual Access load(int pid, uint64_t addr, unsigned size) = 0;
+	virtual Access store(int pid, uint64_t addr, unsigned size, uint64_t value) = 0;
+
+	virtual SmapsEntry smaps(int pid, uint64_t addr) const = 0;
+	virtual const Stats &stats() const = 0;
+
+	// The invariants (see invariants.h), checked over the whole machine.
+	// Returns the first one that does not hold, or Invariant::none.
+	virtual Violation check_invariants() = 0;
+	// Violations noticed while an operation ran (e.g. a load that returned
+	// bytes differing from the kernel's view). Cleared by the call.
+	virtual Violation take_op_violation() = 0;
+
+	// Test hooks.
+	// The next finish_fault loses a race: another thread installs the PTE
+	// between ->fault and finish_fault.
+	virtual void inject_fault_race() = 0;
+	// Write through the kernel's view (as a BPF program would), bypassing
+	// bpf(2): used by the differential runner to resynchronise data after a
+	// documented difference.
+	virtual void kernel_poke(uint64_t map_offset, const std::vector<uint8_t> &bytes) = 0;
+	// Which page backs a user address (for tests): -1 none, else an id that
+	// is equal for equal pages within one machine.
+	virtual int64_t user_page_id(int pid, uint64_t addr) const = 0;
+	virtual int64_t map_data_page_id(uint64_t data_page_index) const = 0;
+	virtual uint64_t map_writecnt() const = 0;
+	virtual bool map_frozen() const = 0;
+	virtual int page_refcount_of_map_page(uint64_t data_page_index) const = 0;
+};
+
+std::unique_ptr<Machine> make_machine(const Config &);
+
+}  // namespace fl

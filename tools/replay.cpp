@@ -86,6 +86,9 @@ int replay_main(const std::vector<std::string> &args)
 				g->second.push_back(c.name());
 			for (const SeenDifference &d : r.expected_differences)
 				diff_counts[to_string(d.what)]++;
+			if (r.reference_verdict.kind != Verdict::ok && !o.has("--quiet"))
+				std::printf("   %s: reference broke, comparison stopped: %s\n", c.name().c_str(),
+					    r.reference_verdict.str().c_str());
 			const Verdict &v = r.verdict;
 			(v.kind == Verdict::ok ? n_ok : v.kind == Verdict::violation ? n_violation : n_difference)++;
 			if (v.kind != Verdict::ok) {

@@ -87,30 +87,31 @@ RunReport run_differential(const Program &p, const Config &cfg)
 		const Event &a = test.step();
 		if (test.violation() && test.violation_op() == i)
 			fail(Verdict::violation, test.violation().what, test.violation().detail, i, cfg);
-		if (!ref)
+		if (!ref || r.reference_verdict.kind != Verdict::ok)
 			continue;
 		const Event &b = ref->step();
-		if (ref->violation() && ref->violation_op() == i)
-			fail(Verdict::violation, ref->violation().what, ref->violation().detail, i, ref_cfg);
+		if (ref->violation()) {
+			r.reference_verdict = Verdict{Verdict::violation, ref->violation().what,
+						      ref->violation().detail, i, ref_cfg};
+			continue;
+		}
 		if (a == b)
 			continue;
 		std::vector<Difference> named;
-		if (has_addr || op.kind == OpKind::smaps) {
-			if (classify(op, a, b, *ref, addr, &named)) {
-				for (Difference d : named)
-					r.expected_differences.push_back({i, d});
-				/* keep the data identical: the lazy store landed, the
-				 * eager one SIGBUSed; replay it through the kernel view */
-				if (named.front() == Difference::dontneed_refault && op.kind == OpKind::store) {
-					SmapsEntry s = test.machine().smaps(op.proc, addr);
-					uint64_t off = (s.pgoff << cfg.page_shift) + (addr - s.start);
-					std::vector<uint8_t> bytes(op.size);
-					for (unsigned k = 0; k < op.size; k++)
-						bytes[k] = uint8_t(op.value >> (8 * k));
-					ref->machine().kernel_poke(off, bytes);
-				}
-				continue;
+		if ((has_addr || op.kind == OpKind::smaps) && classify(op, a, b, *ref, addr, &named)) {
+			for (Difference d : named)
+				r.expected_differences.push_back({i, d});
+			/* keep the data identical: the lazy store landed, the
+			 * eager one SIGBUSed; replay it through the kernel view */
+			if (named.front() == Difference::dontneed_refault && op.kind == OpKind::store) {
+				SmapsEntry s = test.machine().smaps(op.proc, addr);
+				uint64_t off = (s.pgoff << cfg.page_shift) + (addr - s.start);
+				std::vector<uint8_t> bytes(op.size);
+				for (unsigned k = 0; k < op.size; k++)
+					bytes[k] = uint8_t(op.value >> (8 * k));
+				ref->machine().kernel_poke(off, bytes);
 			}
+			continue;
 		}
 		fail(Verdict::difference, Invariant::none, "lazy: " + format_result(op, a) +
 								   ", eager: " + format_result(op, b), i, cfg);

@@ -34,11 +34,15 @@ struct RunReport {
 	Trace trace;                      // under test
 	std::optional<Trace> reference;   // when a lockstep reference ran
 	std::vector<SeenDifference> expected_differences;
-	Verdict verdict;
+	Verdict verdict;            // of the configuration under test
+	Verdict reference_verdict;  // a violation on the reference side, if any
 };
 
 // Runs `p` on `cfg`; when cfg.patch != pre, also on the same config at `pre`
-// in lockstep (violations on either side count, the under-test side first).
+// in lockstep. The verdict is the first invariant violation of the
+// configuration under test, else the first unexpected difference. Once the
+// reference itself breaks an invariant it stops being an oracle: that is
+// reported in reference_verdict (it is pre's own verdict), and comparing stops.
 RunReport run_differential(const Program &p, const Config &cfg);
 
 }  // namespace fl

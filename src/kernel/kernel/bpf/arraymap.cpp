@@ -352,11 +352,13 @@ static vm_fault_t array_map_mmap_pages_v3(bpf_map *map, vm_fault *vmf,
 	bpf_array *array = container_of_array(map);
 	pgoff_t hdr_pgoff = PAGE_ALIGN((ulong)sizeof_bpf_array) >> PAGE_SHIFT;
 	ulong addr = vmf->address - ((vmf->pgoff - start_pgoff) << PAGE_SHIFT);
+	pgoff_t nr_pages = end_pgoff - start_pgoff + 1;  /* <= fault_around_pages */
 	vm_fault_t ret = 0;
-	pgoff_t pgoff;
+	pgoff_t pgoff = start_pgoff;
 
 	kg->stats->ptl_locks++;  /* pte_offset_map_lock() once for the window */
-	for (pgoff = start_pgoff; pgoff <= end_pgoff; pgoff++, addr += PAGE_SIZE) {
+	/* count, not pgoff <= end_pgoff: a window ending at ULONG_MAX must end */
+	for (pgoff_t i = 0; i < nr_pages; i++, pgoff++, addr += PAGE_SIZE) {
 		ulong kaddr = array_map_vmalloc_addr(array) +
 			      (((u64)pgoff + hdr_pgoff) << PAGE_SHIFT);
 		page *pg;

@@ -78,6 +78,8 @@ struct page {
 	int _refcount = 1;  // the allocator's reference
 	int _mapcount = 0;  // number of PTEs mapping it (kernel stores this -1 based)
 	std::unique_ptr<u8[]> data;  // PAGE_SIZE bytes, allocated on first write
+	u8 fill = 0;                 // what every byte holds until then
+	int inv_ptes = 0;            // scratch for the invariant checker
 	page_owner owner = page_owner::vmalloc;
 	int area_id = -1;   // vmalloc area (or -1 for the direct map)
 	ulong index = 0;    // page index within the area / direct map
@@ -179,6 +181,7 @@ struct vm_struct {
 	ulong size = 0;  // including the guard page unless VM_NO_GUARD
 	ulong flags = 0;
 	ulong nr_pages = 0;
+	u8 fill = 0;  // initial contents of its pages (0: __GFP_ZERO)
 	std::unordered_map<ulong, std::unique_ptr<page>> pages;  // created on first use
 };
 inline ulong get_vm_area_size(const vm_struct *area)
@@ -209,7 +212,7 @@ struct kernel_globals {
 extern thread_local kernel_globals *kg;
 
 // mm/vmalloc.c
-ulong __vmalloc_node_range(u64 size, ulong align, ulong flags);
+ulong __vmalloc_node_range(u64 size, ulong align, ulong flags, u8 fill = 0);
 void vfree(ulong addr);
 vm_struct *find_vm_area(ulong addr);
 page *vmalloc_to_page(ulong vmalloc_addr);
@@ -218,6 +221,7 @@ int remap_vmalloc_range(vm_area_struct *vma, ulong addr, ulong pgoff);
 void kernel_memcpy_from(void *dst, ulong kaddr, ulong n);  // reads through vmalloc_to_page
 void kernel_memcpy_to(ulong kaddr, const void *src, ulong n);
 u8 *page_address_rw(page *p);  // the page's bytes (allocated on demand)
+inline u8 page_byte(const page *p, ulong off) { return p->data ? p->data[off] : p->fill; }
 
 // mm/memory.c
 int vm_insert_page(vm_area_struct *vma, ulong addr, page *pg);

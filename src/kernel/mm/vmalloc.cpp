@@ -28,7 +28,7 @@ u8 *page_address_rw(page *p)
 {
 	if (!p->data) {
 		p->data = std::make_unique<u8[]>(PAGE_SIZE);
-		std::memset(p->data.get(), 0, PAGE_SIZE);
+		std::memset(p->data.get(), p->fill, PAGE_SIZE);
 	}
 	return p->data.get();
 }
@@ -36,7 +36,7 @@ u8 *page_address_rw(page *p)
 // mm/vmalloc.c: __vmalloc_node_range. Pages are zeroed (__GFP_ZERO) and
 // order-0; they are materialised lazily so a 64 MiB map costs nothing until
 // touched. Fails (NULL) when the vmalloc space or RAM is exhausted.
-ulong __vmalloc_node_range(u64 size, ulong align, ulong flags)
+ulong __vmalloc_node_range(u64 size, ulong align, ulong flags, u8 fill)
 {
 	ulong addr, nr_pages;
 	u64 real_size = PAGE_ALIGN(size);
@@ -61,6 +61,7 @@ ulong __vmalloc_node_range(u64 size, ulong align, ulong flags)
 	area->size = real_size + PAGE_SIZE;  /* guard page */
 	area->flags = flags | VM_ALLOC;
 	area->nr_pages = nr_pages;
+	area->fill = fill;  /* not kernel: lets the machine tell other subsystems' pages apart */
 	kg->vmalloc_pages_used += nr_pages;
 	kg->vmap_areas.push_back(std::move(area));
 	return addr;
@@ -102,6 +103,7 @@ page *vmalloc_to_page(ulong vmalloc_addr)
 		auto &slot = a->pages[index];
 		if (!slot) {
 			slot = std::make_unique<page>();
+			slot->fill = a->fill;
 			slot->area_id = a->id;
 			slot->index = index;
 		}
@@ -114,8 +116,7 @@ page *vmalloc_to_page(ulong vmalloc_addr)
 			slot = std::make_unique<page>();
 			slot->owner = page_owner::direct_map;
 			slot->index = index;
-			/* lowmem holds other kernel data: make a leak visible */
-			std::memset(page_address_rw(slot.get()), 0xdd, PAGE_SIZE);
+			slot->fill = 0xdd;  /* lowmem holds other kernel data: make a leak visible */
 		}
 		return slot.get();
 	}
@@ -134,7 +135,7 @@ void kernel_memcpy_from(void *dst, ulong kaddr, ulong n)
 		if (pg->data)
 			std::memcpy(out, pg->data.get() + off, chunk);
 		else
-			std::memset(out, 0, chunk);
+			std::memset(out, pg->fill, chunk);
 		out += chunk, kaddr += chunk, n -= chunk;
 	}
 }

@@ -50,7 +50,7 @@ Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool wr
 		if (write)
 			page_address_rw(pg)[offset_in_page(a)] = bytes[i];
 		else
-			bytes[i] = pg->data ? pg->data[offset_in_page(a)] : 0;
+			bytes[i] = page_byte(pg, offset_in_page(a));
 	}
 	for (unsigned i = 0; i < size; i++) {
 		ulong a = addr + i;

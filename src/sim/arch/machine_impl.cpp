@@ -73,10 +73,7 @@ MachineImpl::MachineImpl(const Config &cfg) : cfg_(cfg)
 // so that a page leaked from it shows in user-space loads.
 void MachineImpl::add_neighbour_area()
 {
-	ulong addr = __vmalloc_node_range(kNeighbourPages << PAGE_SHIFT, PAGE_SIZE, 0);
-	std::vector<u8> pattern(PAGE_SIZE, 0x5a);
-	for (u64 i = 0; addr && i < kNeighbourPages; i++)
-		kernel_memcpy_to(addr + (ulong)(i << PAGE_SHIFT), pattern.data(), PAGE_SIZE);
+	__vmalloc_node_range(kNeighbourPages << PAGE_SHIFT, PAGE_SIZE, 0, 0x5a);
 }
 
 MachineImpl::~MachineImpl()

@@ -75,6 +75,7 @@ private:
 	Access user_access(int pid, uint64_t addr, unsigned size, bool write, uint64_t value);
 	void check_coherent(const vm_area_struct *vma, ulong addr, const u8 *bytes, unsigned n);
 	bool is_visible_data_page(const page *pg) const;
+	std::string describe_foreign(const page *pg) const;
 	const page *expected_page(const vm_area_struct *vma, ulong addr) const;
 	void note(Invariant what, std::string detail);
 	void add_neighbour_area();

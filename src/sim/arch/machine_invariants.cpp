@@ -3,8 +3,6 @@
 // They are computed from the machine's state independently of the port's
 // own counters: VMAs are counted, PTEs are walked, pages are compared with
 // the page the eager path would have chosen in exact arithmetic.
-#include <unordered_map>
-
 #include "machine_impl.h"
 
 namespace fl::FL_ARCH_NS {
@@ -42,8 +40,8 @@ static std::string hex(u64 v)
 Violation MachineImpl::check_invariants()
 {
 	Enter e(this);
-	std::unordered_map<const page *, int> pte_refs;
 	s64 maywrite_vmas = 0;
+	Violation bad;  /* the first violation; the scans always finish */
 
 	for (size_t pid = 0; pid < procs_.size(); pid++) {
 		mm_struct &mm = procs_[pid]->mm;
@@ -51,52 +49,56 @@ Violation MachineImpl::check_invariants()
 			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
 				maywrite_vmas++;
 		for (auto &[addr, pte] : mm.ptes) {
-			pte_refs[pte.pg]++;
-			vm_area_struct *vma = vma_lookup(&mm, addr);
-			if (!vma)
-				return {Invariant::pte_outside_vma,
-					"pid " + std::to_string(pid) + " PTE at " + hex(addr) + " outside every VMA"};
-			if (!is_map_vma(vma))
+			pte.pg->inv_ptes++;
+			if (bad)
 				continue;
-			if (!is_visible_data_page(pte.pg))
-				return {Invariant::foreign_page,
-					"pid " + std::to_string(pid) + " maps " +
-						(pte.pg->owner == page_owner::direct_map
-							 ? std::string("a lowmem page")
-						 : pte.pg->area_id == map_area_id_
-							 ? (pte.pg->index < hdr_pages_ ? std::string("the bpf_array header page")
-										       : std::string("an invisible tail page of the map"))
-							 : std::string("a neighbouring vmalloc area's page")) +
-						" at " + hex(addr) + " (vm_pgoff " + hex(vma->vm_pgoff) + ")"};
-			if (pte.pg != expected_page(vma, addr))
-				return {Invariant::page_identity,
-					"pid " + std::to_string(pid) + " PTE at " + hex(addr) + " maps data page " +
-						std::to_string(pte.pg->index - hdr_pages_) +
-						", not the page eager remap would choose"};
+			vm_area_struct *vma = vma_lookup(&mm, addr);
+			if (!vma) {
+				bad = {Invariant::pte_outside_vma,
+				       "pid " + std::to_string(pid) + " PTE at " + hex(addr) + " outside every VMA"};
+			} else if (!is_map_vma(vma)) {
+				continue;
+			} else if (!is_visible_data_page(pte.pg)) {
+				bad = {Invariant::foreign_page,
+				       "pid " + std::to_string(pid) + " maps " + describe_foreign(pte.pg) + " at " +
+					       hex(addr) + " (vm_pgoff " + hex(vma->vm_pgoff) + ")"};
+			} else if (pte.pg != expected_page(vma, addr)) {
+				bad = {Invariant::page_identity,
+				       "pid " + std::to_string(pid) + " PTE at " + hex(addr) + " maps data page " +
+					       std::to_string(pte.pg->index - hdr_pages_) +
+					       ", not the page eager remap would choose"};
+			}
 		}
 	}
 
-	if (array_ && array_->map.writecnt != maywrite_vmas)
-		return {Invariant::write_active, "writecnt " + std::to_string(array_->map.writecnt) + " but " +
-							 std::to_string(maywrite_vmas) + " VM_MAYWRITE VMAs live"};
+	if (!bad && array_ && array_->map.writecnt != maywrite_vmas)
+		bad = {Invariant::write_active, "writecnt " + std::to_string(array_->map.writecnt) + " but " +
+							std::to_string(maywrite_vmas) + " VM_MAYWRITE VMAs live"};
 
-	auto check_page = [&](const page &pg, int baseline) -> Violation {
-		auto it = pte_refs.find(&pg);
-		int maps = it == pte_refs.end() ? 0 : it->second;
-		if (pg._refcount != baseline + maps || pg._mapcount != maps)
-			return {Invariant::page_refcount, "page refcount " + std::to_string(pg._refcount) +
-								  " mapcount " + std::to_string(pg._mapcount) + " with " +
-								  std::to_string(maps) + " PTEs"};
-		return {};
+	/* every PTE was counted into its page's inv_ptes: compare and reset */
+	auto check_page = [&](page &pg) {
+		int maps = pg.inv_ptes;
+		pg.inv_ptes = 0;
+		if (!bad && (pg._refcount != 1 + maps || pg._mapcount != maps))
+			bad = {Invariant::page_refcount, "page refcount " + std::to_string(pg._refcount) + " mapcount " +
+								 std::to_string(pg._mapcount) + " with " + std::to_string(maps) +
+								 " PTEs (baseline 1)"};
 	};
 	for (auto &a : kg_.vmap_areas)
 		for (auto &[idx, pg] : a->pages)
-			if (Violation v = check_page(*pg, 1))
-				return v;
+			check_page(*pg);
 	for (auto &[idx, pg] : kg_.direct_map)
-		if (Violation v = check_page(*pg, 1))
-			return v;
-	return {};
+		check_page(*pg);
+	return bad;
+}
+
+std::string MachineImpl::describe_foreign(const page *pg) const
+{
+	if (pg->owner == page_owner::direct_map)
+		return "a lowmem page";
+	if (pg->area_id != map_area_id_)
+		return "a neighbouring vmalloc area's page";
+	return pg->index < hdr_pages_ ? "the bpf_array header page" : "an invisible tail page of the map";
 }
 
 }  // namespace fl::FL_ARCH_NS

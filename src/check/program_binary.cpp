@@ -52,6 +52,8 @@ constexpr size_t kMaxReserves = 4;  // labels R..U
 constexpr int kMaxProcs = 64;
 // MAP_POPULATE faults in every page; keep that cheap for the model.
 constexpr uint64_t kMaxPopulatePages = 256;
+constexpr uint64_t kMaxMapPages = 16;
+constexpr uint64_t kMachineRam = uint64_t(1) << 30;  // sim/arch/machine_impl.cpp kTotalRam
 
 uint64_t sat_dec(uint64_t x)
 {
@@ -180,8 +182,22 @@ void Decoder::map_spec()
 			m.map_flags |= uapi::BPF_F_WRONLY;
 	}
 
+	// Keep maps that the machine can allocate at most kMaxMapPages of data:
+	// a bigger map finds nothing a small one does not (offsets are chosen
+	// relative to its end) but makes the eager reference insert every page
+	// on every mmap. Sizes past the machine's RAM stay: they fail cheaply.
+	uint64_t elem = (uint64_t(m.value_size) + 7) & ~uint64_t(7);
+	const uint64_t bytes = elem * m.max_entries;
+	if (bytes > kMaxMapPages * kPage && bytes < kMachineRam) {
+		if (elem > kMaxMapPages * kPage) {
+			m.value_size = uint32_t(kMaxMapPages * kPage - m.value_size % 8);
+			elem = (uint64_t(m.value_size) + 7) & ~uint64_t(7);
+		}
+		m.max_entries = uint32_t(std::max<uint64_t>(1, kMaxMapPages * kPage / elem));
+	}
+
 	// At most (2^32 - 1) * 2^32: no overflow in 64 bits.
-	data_bytes_ = ((uint64_t(m.value_size) + 7) & ~uint64_t(7)) * m.max_entries;
+	data_bytes_ = elem * m.max_entries;
 	visible_ = data_bytes_ / kPage + (data_bytes_ % kPage != 0);
 }
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Builds the fuzz targets, OSS-Fuzz style: honours $CXX, $CXXFLAGS,
+# $LIB_FUZZING_ENGINE and $OUT (and $WORK for intermediates). Bare, it
+# builds libFuzzer+ASan+UBSan binaries into build/fuzz/libfuzzer.
+#
+#   FL_FUZZ_TARGETS   which binaries, as "target:config" words (default: all;
+#                     e.g. "program:v1/arch32/4k/direct bounds:v2/arch64")
+#
+# One binary per configuration: program-<patch>-arch<NN>-<door> (page 4k,
+# spec mask) and bounds-<patch>-arch<NN> (door/page/spec come from the input).
+set -euo pipefail
+SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
+: "${CXX:=clang++-14}"
+: "${CXXFLAGS:=-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link}"
+: "${LIB_FUZZING_ENGINE:=-fsanitize=fuzzer}"
+: "${OUT:=$SRC_DIR/build/fuzz/libfuzzer}"
+: "${WORK:=$OUT/.work}"
+JOBS=$(nproc)
+
+all_targets() {
+	for patch in pre v1 v2 v3; do
+		for arch in 32 64; do
+			for door in anon regular direct; do echo "program:$patch/arch$arch/4k/$door/mask"; done
+			echo "bounds:$patch/arch$arch"
+		done
+	done
+}
+TARGETS=${FL_FUZZ_TARGETS:-$(all_targets)}
+
+mkdir -p "$OUT" "$WORK"
+# The library: the port twice (FL_BITS=32/64), the machine and the vocabulary.
+compile() {  # compile SRC OBJ EXTRA_FLAGS...
+	local src=$1 obj=$2; shift 2
+	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find "$SRC_DIR/src" -name '*.h' -newer "$obj" -print -quit)" ]; then
+		$CXX $CXXFLAGS -std=c++20 -I"$SRC_DIR/src" "$@" -c "$src" -o "$obj"
+	fi
+}
+export -f compile
+export CXX CXXFLAGS SRC_DIR
+{
+	for bits in 32 64; do
+		for f in $(cd "$SRC_DIR" && find src/kernel src/sim/arch -name '*.cpp'); do
+			echo "$SRC_DIR/$f $WORK/k${bits}_$(echo "$f" | tr / _).o -DFL_BITS=$bits -I$SRC_DIR/src/kernel/include"
+		done
+	done
+	for f in $(cd "$SRC_DIR" && ls src/sim/*.cpp src/check/*.cpp); do
+		echo "$SRC_DIR/$f $WORK/$(echo "$f" | tr / _).o"
+	done
+} | xargs -P "$JOBS" -L 1 bash -c 'compile "$@"' _
+rm -f "$WORK/libfaultline.a"
+ar rcs "$WORK/libfaultline.a" "$WORK"/*.o
+
+link_target() {  # link_target TARGET CONFIG
+	local target=$1 config=$2 name
+	IFS=/ read -r patch arch page door spec <<<"$config"
+	name="$target-$patch-$arch${door:+-$door}"
+	$CXX $CXXFLAGS -std=c++20 -I"$SRC_DIR/src" -DFL_FUZZ_CONFIG="\"$config\"" \
+		"$SRC_DIR/fuzz/${target}_fuzzer.cpp" "$WORK/libfaultline.a" $LIB_FUZZING_ENGINE -o "$OUT/$name"
+	cp "$SRC_DIR/fuzz/$target.dict" "$OUT/$name.dict"
+	sed "s/@TARGET@/$name/" "$SRC_DIR/fuzz/$target.options" >"$OUT/$name.options"
+	if [ -d "$SRC_DIR/corpora/$target/seeds" ]; then
+		(cd "$SRC_DIR/corpora/$target/seeds" && zip -q -j -r "$OUT/${name}_seed_corpus.zip" . 2>/dev/null || true)
+	fi
+	echo "$OUT/$name"
+}
+export -f link_target
+export WORK OUT LIB_FUZZING_ENGINE
+for t in $TARGETS; do echo "${t%%:*} ${t#*:}"; done | xargs -P "$JOBS" -L 1 bash -c 'link_target "$@"' _

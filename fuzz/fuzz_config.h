@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The configuration a fuzz binary is built for: one binary per
+// configuration (-DFL_FUZZ_CONFIG="v2/arch32/4k/direct/mask", or a prefix
+// of it), so OSS-Fuzz/ClusterFuzz can run them unchanged.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "sim/config.h"
+
+#ifndef FL_FUZZ_CONFIG
+#error "build fuzz targets with -DFL_FUZZ_CONFIG=\"patch/archNN/page/door/spec\""
+#endif
+
+namespace fl::fuzz {
+
+// Parses "v2/arch32[/4k[/direct[/mask]]]"; missing parts take defaults
+// (4k, anon, mask). Exits on a bad string: the binary was built wrong.
+inline Config parse_config(const std::string &s)
+{
+	Config c;
+	std::stringstream ss(s);
+	std::string part;
+	int i = 0;
+	bool ok = true;
+	while (std::getline(ss, part, '/')) {
+		switch (i++) {
+		case 0: if (auto v = parse_patch(part)) c.patch = *v; else ok = false; break;
+		case 1: if (auto v = parse_arch(part)) c.arch = *v; else ok = false; break;
+		case 2: if (auto v = parse_page_shift(part)) c.page_shift = *v; else ok = false; break;
+		case 3: if (auto v = parse_door(part)) c.door = *v; else ok = false; break;
+		case 4: if (part == "mask" || part == "bypass") c.bypass_spec_v1 = part == "bypass"; else ok = false; break;
+		default: ok = false;
+		}
+	}
+	if (!ok || i < 2) {
+		std::fprintf(stderr, "faultline fuzz: bad FL_FUZZ_CONFIG '%s'\n", s.c_str());
+		std::exit(2);
+	}
+	return c;
+}
+
+inline const Config &build_config()
+{
+	static const Config c = parse_config(FL_FUZZ_CONFIG);
+	return c;
+}
+
+}  // namespace fl::fuzz

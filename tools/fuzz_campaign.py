@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""faultline fuzz: libFuzzer and AFL++ campaigns over the fuzz targets.
+
+Builds what it needs (fuzz/build.sh), runs every selected configuration
+with each selected engine inside one wall-clock budget, shows progress,
+then minimises every finding, turns it into a Program text file under
+corpora/findings/, replays it with faultline-cli, classifies whether the
+front doors mmap(2) really has (anon, regular) reach it, and prints a
+summary table. Bad options exit 2.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+# Fuzzing throughput: allocation stacks are only needed to diagnose memory
+# errors, which are replayed with full options.
+os.environ.setdefault("ASAN_OPTIONS", "malloc_context_size=0:detect_leaks=0")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build", "fuzz")
+CLI = os.path.join(ROOT, "build", "default", "faultline-cli")
+PATCHES, ARCHES, DOORS = ["pre", "v1", "v2", "v3"], ["32", "64"], ["anon", "regular", "direct"]
+TARGETS, ENGINES = ["program", "bounds"], ["libfuzzer", "afl"]
+MAX_LEN = {"program": 256, "bounds": 64}
+print_lock = threading.Lock()
+
+
+def say(msg):
+    with print_lock:
+        print(msg, flush=True)
+
+
+def die(msg):
+    print(f"faultline fuzz: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+class Task:
+    """One binary (target x configuration) under one engine."""
+
+    def __init__(self, target, patch, arch, door, engine):
+        self.target, self.patch, self.arch, self.door, self.engine = target, patch, arch, door, engine
+        if target == "program":
+            self.name = f"program-{patch}-arch{arch}-{door}"
+            self.config = f"{patch}/arch{arch}/4k/{door}/mask"
+        else:
+            self.name = f"bounds-{patch}-arch{arch}"
+            self.config = f"{patch}/arch{arch}"
+        self.workdir = os.path.join(BUILD, "runs", engine, self.name)
+        self.execs = self.exec_per_s = self.cov = 0
+        self.crashes = []          # (seconds since start, path)
+        self.coverage_curve = []   # (seconds, coverage)
+        self.findings = []         # dicts, filled after the run
+        self.seconds = 0.0
+
+    def binary(self, flavour=None):
+        return os.path.join(BUILD, flavour or self.engine, self.name)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="faultline fuzz", description=__doc__.splitlines()[0])
+    p.add_argument("--engine", default="both", help="libfuzzer | afl | both")
+    p.add_argument("--target", default="program", help="program | bounds | all")
+    p.add_argument("--patch", default=",".join(PATCHES), help="comma list of pre,v1,v2,v3")
+    p.add_argument("--arch", default=",".join(ARCHES), help="comma list of 32,64")
+    p.add_argument("--door", default=",".join(DOORS), help="comma list of anon,regular,direct (program target)")
+    p.add_argument("--time", default="120", help="wall-clock budget for the whole campaign, seconds")
+    p.add_argument("--jobs", default=str(os.cpu_count() or 1), help="fuzzers running at once")
+    p.add_argument("--json", help="also write the results as JSON to this file")
+    p.add_argument("--keep-corpus", action="store_true", help="reuse corpora from an earlier run")
+    a = p.parse_args(argv)
+
+    def pick(value, allowed, what):
+        items = [v.strip() for v in value.split(",") if v.strip()]
+        bad = [v for v in items if v not in allowed]
+        if bad or not items:
+            die(f"bad {what} '{value}' (choose from {', '.join(allowed)})")
+        return items
+
+    a.engines = ENGINES if a.engine == "both" else pick(a.engine, ENGINES + ["both"], "--engine")
+    a.targets = TARGETS if a.target == "all" else pick(a.target, TARGETS, "--target")
+    a.patches = pick(a.patch, PATCHES, "--patch")
+    a.arches = pick(a.arch.replace("arch", ""), ARCHES, "--arch")
+    a.doors = pick(a.door, DOORS, "--door")
+    for opt in ("time", "jobs"):
+        v = getattr(a, opt)
+        if not v.isdigit() or int(v) < 1:
+            die(f"--{opt} must be a positive whole number, not '{v}'")
+        setattr(a, opt, int(v))
+    return a
+
+
+def build(engines, tasks):
+    names = sorted({(t.target, t.config) for t in tasks})
+    targets = " ".join(f"{t}:{c}" for t, c in names)
+    base = "-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+    flavours = []
+    if "libfuzzer" in engines:
+        flavours.append(("libfuzzer", {"CXX": "clang++-14", "CXXFLAGS": base + " -fsanitize=fuzzer-no-link"}))
+    if "afl" in engines:
+        flavours.append(("afl", {"CXX": "afl-clang-fast++", "CXXFLAGS": base}))
+        flavours.append(("afl-cmplog", {"CXX": "afl-clang-fast++", "CXXFLAGS": base, "AFL_LLVM_CMPLOG": "1"}))
+    for flavour, env in flavours:
+        say(f"[build] {flavour}: {len(names)} binaries")
+        e = dict(os.environ, **env, OUT=os.path.join(BUILD, flavour), FL_FUZZ_TARGETS=targets,
+                 LIB_FUZZING_ENGINE="-fsanitize=fuzzer", AFL_QUIET="1")
+        r = subprocess.run([os.path.join(ROOT, "fuzz", "build.sh")], env=e, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        if r.returncode:
+            sys.stderr.write(r.stderr[-4000:])
+            die(f"building the {flavour} fuzz targets failed")
+
+
+def seeds_dir(target):
+    d = os.path.join(ROOT, "corpora", target, "seeds")
+    return d if os.path.isdir(d) and os.listdir(d) else None
+
+
+def run_libfuzzer(task, seconds, start_all):
+    corpus = os.path.join(task.workdir, "corpus")
+    arts = os.path.join(task.workdir, "artifacts") + "/"
+    os.makedirs(corpus, exist_ok=True)
+    os.makedirs(arts, exist_ok=True)
+    t0 = time.time()
+    total_execs = 0
+    while True:
+        left = int(seconds - (time.time() - t0))
+        if left < 1:
+            break
+        cmd = [task.binary(), f"-max_total_time={left}", "-print_final_stats=1", f"-artifact_prefix={arts}",
+               f"-dict={task.binary()}.dict", f"-max_len={MAX_LEN[task.target]}", "-timeout=10", corpus]
+        if seeds_dir(task.target):
+            cmd.append(seeds_dir(task.target))
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                errors="replace")
+        run_execs = 0
+        last_report = time.time()
+        for line in proc.stderr:
+            m = re.match(r"#(\d+)\s+\S+\s+cov: (\d+).*?exec/s: (\d+)", line)
+            if m:
+                run_execs, task.cov, task.exec_per_s = int(m[1]), int(m[2]), int(m[3])
+                task.execs = total_execs + run_execs
+                task.coverage_curve.append((round(time.time() - t0, 1), task.cov))
+            m = re.match(r"stat::number_of_executed_units: (\d+)", line)
+            if m:
+                run_execs = int(m[1])
+            if "Test unit written to" in line:
+                path = line.split("Test unit written to")[1].strip()
+                task.crashes.append((round(time.time() - t0, 2), path))
+            if time.time() - last_report > 10:
+                last_report = time.time()
+                progress(task, start_all)
+        proc.wait()
+        total_execs += run_execs
+        task.execs = total_execs
+        if proc.returncode == 0:
+            break  # time is up; a crash (rc != 0) restarts with what is left
+    task.seconds = time.time() - t0
+    if task.seconds:
+        task.exec_per_s = int(task.execs / task.seconds)
+
+
+def run_afl(task, seconds, start_all):
+    out = os.path.join(task.workdir, "out")
+    seeds = seeds_dir(task.target)
+    if not seeds:
+        seeds = os.path.join(task.workdir, "seed")
+        os.makedirs(seeds, exist_ok=True)
+        with open(os.path.join(seeds, "empty"), "wb") as f:
+            f.write(b"\0")
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, AFL_NO_UI="1", AFL_SKIP_CPUFREQ="1", AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES="1",
+               AFL_NO_AFFINITY="1", AFL_FAST_CAL="1", AFL_CMPLOG_ONLY_NEW="1",
+               ASAN_OPTIONS="abort_on_error=1:symbolize=0:malloc_context_size=0:detect_leaks=0")
+    cmd = ["afl-fuzz", "-i", seeds, "-o", out, "-V", str(int(seconds)), "-x", task.binary() + ".dict",
+           "-c", task.binary("afl-cmplog"), "-t", "10000", "-G", str(MAX_LEN[task.target]), "--", task.binary()]
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stats = os.path.join(out, "default", "fuzzer_stats")
+    crashes = os.path.join(out, "default", "crashes")
+    while proc.poll() is None:
+        time.sleep(2)
+        read_afl_stats(task, stats)
+        task.coverage_curve.append((round(time.time() - t0, 1), task.cov))
+        if int(time.time() - t0) % 10 < 2:
+            progress(task, start_all)
+        if time.time() - t0 > seconds + 60:
+            proc.kill()
+    err = proc.stderr.read()
+    read_afl_stats(task, stats)
+    if not os.path.exists(stats):
+        say(f"[afl] {task.name}: afl-fuzz did not start: {err.strip()[-300:]}")
+    task.seconds = time.time() - t0
+    if os.path.isdir(crashes):
+        for f in sorted(os.listdir(crashes)):
+            if f.startswith("id:"):
+                path = os.path.join(crashes, f)
+                task.crashes.append((round(os.path.getmtime(path) - t0, 2), path))
+
+
+def read_afl_stats(task, path):
+    try:
+        with open(path) as f:
+            kv = {k.strip(): v for k, v in (line.split(":", 1) for line in f if ":" in line)}
+    except OSError:
+        return
+    task.execs = int(kv.get("execs_done", "0").strip())
+    rate = float(kv.get("execs_per_sec", "0").strip())  # "inf" in the first second
+    task.exec_per_s = int(rate) if rate != float("inf") else 0
+    task.cov = float(kv.get("bitmap_cvg", "0%").strip().rstrip("%"))
+
+
+def progress(task, start_all):
+    say(f"[{int(time.time() - start_all):4d}s] {task.name:28s} {task.engine:9s} execs {task.execs:>10,} "
+        f"{task.exec_per_s:>8,}/s cov {task.cov:<7} findings {len(task.crashes)}")
+
+
+def minimise(task, crash):
+    out = crash + ".min"
+    if task.engine == "libfuzzer":
+        subprocess.run([task.binary(), "-minimize_crash=1", "-runs=20000", "-max_total_time=30",
+                        f"-exact_artifact_path={out}", crash], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=120)
+    else:
+        subprocess.run(["afl-tmin", "-i", crash, "-o", out, "-t", "10000", "--", task.binary()],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300,
+                       env=dict(os.environ, AFL_SKIP_CPUFREQ="1"))
+    return out if os.path.exists(out) and os.path.getsize(out) <= os.path.getsize(crash) else crash
+
+
+def describe(task, crash):
+    """Runs the binary on one input: the verdict line and the Program text it printed."""
+    r = subprocess.run([task.binary(), crash], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       errors="replace", timeout=120)
+    text = r.stderr
+    m = re.search(r"faultline: (?:verdict: )?(.*)", text)
+    if not m:
+        return None, None
+    verdict = m.group(1).strip()
+    lines = text[m.end():].lstrip("\n").splitlines()
+    if task.target == "bounds":
+        i = next((k for k, l in enumerate(lines) if l.startswith("# as a Program:")), None)
+        lines = lines[i + 1:] if i is not None else []
+    prog = []
+    for l in lines:
+        if l.startswith("==") or l.startswith("    #") or l.startswith("MS:") or not l.strip():
+            break
+        prog.append(l)
+    return verdict, "\n".join(prog) + "\n"
+
+
+def signature(verdict):
+    m = re.match(r"(violation \w+|difference)", verdict)
+    return m.group(1) if m else verdict.split(":")[0]
+
+
+def program_file(task, verdict, body, door=None):
+    lines = body.splitlines()
+    header = [f"arch {task.arch}", f"patch {task.patch}"]
+    if task.target == "program":
+        header += ["page 4k", f"door {door or task.door}", "spec_v1 mask"]
+    else:
+        cfg = re.search(r"\((\w+)/arch(\d+)/(\w+)/(\w+)/(\w+)\)", verdict)
+        if cfg:
+            header += [f"page {cfg[3]}", f"door {door or cfg[4]}", f"spec_v1 {cfg[5]}"]
+    return "\n".join(header + lines) + "\n"
+
+
+def classify(task, verdict, body):
+    """Does the finding also fail through the front doors mmap(2) has?"""
+    reach = []
+    for door in ("anon", "regular"):
+        path = os.path.join(task.workdir, f"reach-{door}.fl")
+        with open(path, "w") as f:
+            f.write(program_file(task, verdict, body, door))
+        r = subprocess.run([CLI, "replay", "--quiet", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if r.returncode == 1:
+            reach.append(door)
+    return reach
+
+
+def collect_findings(task):
+    """One Program file per distinct verdict; only its first input is minimised."""
+    seen = {}
+    for t, crash in sorted(task.crashes):
+        verdict, body = describe(task, crash)
+        if verdict is None:
+            continue
+        sig = signature(verdict)
+        if sig in seen:
+            seen[sig]["count"] += 1
+            continue
+        small = minimise(task, crash)
+        verdict2, body2 = describe(task, small)
+        if verdict2 is not None and signature(verdict2) == sig:
+            verdict, body = verdict2, body2
+        digest = hashlib.sha1(body.encode()).hexdigest()[:10]
+        fname = f"{task.name}-{sig.replace(' ', '-')}-{digest}.fl"
+        path = os.path.join(ROOT, "corpora", "findings", fname)
+        reach = classify(task, verdict, body)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        text = program_file(task, verdict, body)
+        with open(path, "w") as f:
+            f.write(text)
+        # The Program's own verdict under the machine becomes its expectation;
+        # for the program target it must be the verdict the fuzzer reported.
+        r = subprocess.run([CLI, "replay", "--quiet", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        m = re.search(r"^verdict: (.*)$", r.stdout, re.M)
+        replayed = m.group(1) if m else "error"
+        replays = replayed != "ok" and (task.target != "program" or signature(replayed) == sig)
+        with open(path, "w") as f:
+            f.write(f"# found by {task.engine} on {task.name} after {t:.1f} s ({os.path.basename(crash)})\n")
+            f.write(f"# fuzzer: {verdict}\n")
+            f.write(f"# reachable through: {', '.join(reach) if reach else 'direct only (assumption-dependent)'}\n")
+            f.write(text)
+            if replayed != "ok" and replayed != "error":
+                f.write(f"expect {signature(replayed)}\n")
+        seen[sig] = {"verdict": verdict, "replayed": replayed, "file": os.path.relpath(path, ROOT), "time": t,
+                     "count": 1, "replays": replays, "reachable": reach}
+    task.findings = list(seen.values())
+
+
+def main(argv):
+    a = parse_args(argv)
+    tasks = []
+    for target in a.targets:
+        for patch in a.patches:
+            for arch in a.arches:
+                for door in (a.doors if target == "program" else [None]):
+                    for engine in a.engines:
+                        tasks.append(Task(target, patch, arch, door, engine))
+    if not os.path.exists(CLI):
+        die(f"{CLI} is missing: run ./faultline fuzz (it builds it)")
+    build(a.engines, tasks)
+    slice_s = max(5.0, a.time * a.jobs / len(tasks))
+    say(f"[fuzz] {len(tasks)} runs, {slice_s:.0f} s each, {a.jobs} at a time (budget {a.time} s)")
+    start = time.time()
+    for t in tasks:
+        if not a.keep_corpus:
+            shutil.rmtree(t.workdir, ignore_errors=True)
+        os.makedirs(t.workdir, exist_ok=True)
+
+    def run(t):
+        (run_libfuzzer if t.engine == "libfuzzer" else run_afl)(t, slice_s, start)
+        progress(t, start)
+        collect_findings(t)
+        return t
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        list(pool.map(run, tasks))
+
+    print()
+    hdr = f"{'configuration':30s} {'engine':9s} {'execs':>11s} {'exec/s':>8s} {'cov':>7s} {'finds':>5s} " \
+          f"{'first(s)':>8s}  finding (reachable through)"
+    print(hdr)
+    print("-" * len(hdr))
+    for t in tasks:
+        first = min((f["time"] for f in t.findings), default=None)
+        what = "; ".join(f"{f['verdict'].split(' (')[0]} ({', '.join(f['reachable']) or 'direct only'})"
+                         f"{'' if f['replays'] else ' [DOES NOT REPLAY]'}" for f in t.findings)
+        print(f"{t.config if t.target == 'bounds' else t.name:30s} {t.engine:9s} {t.execs:>11,} {t.exec_per_s:>8,} "
+              f"{str(t.cov):>7s} {len(t.findings):>5d} {('%.1f' % first) if first is not None else '-':>8s}  {what}")
+    for t in tasks:
+        for f in t.findings:
+            print(f"  {f['file']}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([{k: getattr(t, k) for k in ("name", "engine", "target", "patch", "arch", "door", "execs",
+                                                    "exec_per_s", "cov", "seconds", "findings", "coverage_curve")}
+                       for t in tasks], f, indent=1)
+    bad = [f for t in tasks for f in t.findings if not f["replays"]]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

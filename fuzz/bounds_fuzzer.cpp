@@ -76,11 +76,23 @@ Input decode(const uint8_t *data, size_t size)
 	return in;
 }
 
-// The exact specification of accepting a VMA of len_pages at pgoff.
-bool spec_accepts(const Input &in, uint64_t visible_pages)
+// The vm_pgoff the kernel receives: the front door's syscall ABI narrows the
+// user's value (mmap's byte offset on 64-bit, mmap2's 4096-byte units in a
+// 32-bit register); `direct` hands over what an unsigned long holds.
+uint64_t vm_pgoff_of(const Input &in, fl::Arch arch)
+{
+	unsigned long_bits = arch == fl::Arch::A32 ? 32 : 64;
+	unsigned bits = in.door == fl::Door::direct ? long_bits
+			: arch == fl::Arch::A64    ? 64 - in.page_shift
+						   : 32 + 12 - in.page_shift;
+	return bits >= 64 ? in.pgoff : in.pgoff & ((uint64_t(1) << bits) - 1);
+}
+
+// The exact specification of accepting a VMA of len_pages at vm_pgoff.
+bool spec_accepts(uint64_t vm_pgoff, uint64_t len_pages, uint64_t visible_pages)
 {
 	uint64_t end;
-	if (in.len_pages == 0 || __builtin_add_overflow(in.pgoff, in.len_pages, &end))
+	if (len_pages == 0 || __builtin_add_overflow(vm_pgoff, len_pages, &end))
 		return false;
 	return end <= visible_pages;
 }
@@ -120,17 +132,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t page = 1ull << in.page_shift;
 	uint64_t visible = (in.max_entries * elem + page - 1) >> in.page_shift;
 
+	const uint64_t vm_pgoff = vm_pgoff_of(in, c.arch);
 	int64_t addr = m->mmap(0, 0, in.len_pages << in.page_shift, fl::uapi::PROT_READ, fl::uapi::MAP_SHARED, true,
 			       in.pgoff);
 	if (addr < 0) {
 		// Completeness: a VMA inside the visible data must be accepted,
 		// unless the syscall could not express it (the width's ABI) or
 		// the address space cannot hold it.
-		if (spec_accepts(in, visible) && addr != -ENOMEM)
+		if (spec_accepts(vm_pgoff, in.len_pages, visible) && addr != -ENOMEM)
 			report(in, c, "refused a VMA inside the visible data", 0);
 		return 0;
 	}
-	if (!spec_accepts(in, visible)) {
+	if (!spec_accepts(vm_pgoff, in.len_pages, visible)) {
 		// Soundness: touch the first and last page to show what leaks.
 		m->load(0, (uint64_t)addr, 1);
 		report(in, c, "accepted a VMA outside the visible data", 0);
@@ -139,7 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	// few in between: the mapping may be large).
 	for (uint64_t i : {uint64_t(0), in.len_pages / 2, in.len_pages - 1}) {
 		m->load(0, (uint64_t)addr + (i << in.page_shift), 1);
-		if (m->user_page_id(0, (uint64_t)addr + (i << in.page_shift)) != m->map_data_page_id(in.pgoff + i))
+		if (m->user_page_id(0, (uint64_t)addr + (i << in.page_shift)) != m->map_data_page_id(vm_pgoff + i))
 			report(in, c, "faulted in the wrong page", i);
 	}
 	if (fl::Violation v = m->check_invariants())

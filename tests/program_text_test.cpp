@@ -8,37 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include "program_printers.h"
+
 #include <ostream>
 #include <string>
 
 namespace fl {
-
-// Readable gtest failure messages; static so that each test file can have
-// its own copy, found by argument-dependent lookup in fl.
-[[maybe_unused]] static void PrintTo(const Num &n, std::ostream *os)
-{
-	*os << n.value << (n.pages ? "p" : "");
-}
-
-[[maybe_unused]] static void PrintTo(const Addr &a, std::ostream *os)
-{
-	*os << "label" << a.label << (a.negative ? "-" : "+");
-	PrintTo(a.offset, os);
-}
-
-[[maybe_unused]] static void PrintTo(const Op &op, std::ostream *os)
-{
-	*os << to_string(op.kind) << " proc=" << op.proc << " label=" << op.label << " addr=";
-	PrintTo(op.addr, os);
-	*os << " len=";
-	PrintTo(op.len, os);
-	*os << " new_len=";
-	PrintTo(op.new_len, os);
-	*os << " pgoff=" << op.pgoff << " prot=" << op.prot << " flags=" << op.flags
-	    << " advice=" << op.advice << " has_at=" << op.has_at << " at=";
-	PrintTo(op.at, os);
-	*os << " size=" << op.size << " value=" << op.value << " index=" << op.index;
-}
 
 namespace {
 

@@ -13,6 +13,7 @@ const char kUsage[] =
 	"usage: faultline-cli COMMAND [OPTIONS] [FILE...]\n"
 	"  replay [--check-expect] [--quiet] FILE...   run Programs under every configuration they allow\n"
 	"  summary FILE...                             per-configuration verdict table over Programs\n"
+	"  decode FILE...                              print the Program a fuzzer input (bytes) decodes to\n"
 	"configuration filters (comma lists): --patch pre,v1,v2,v3  --arch 32,64  --page 4k,16k,64k\n"
 	"                                     --door anon,regular,direct  --spec mask,bypass\n";
 
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
 			return fl::cli::replay_main(args);
 		if (cmd == "summary")
 			return fl::cli::summary_main(args);
+		if (cmd == "decode")
+			return fl::cli::decode_main(args);
 		throw fl::cli::UsageError("unknown command '" + cmd + "'");
 	} catch (const fl::cli::UsageError &e) {
 		std::fprintf(stderr, "faultline: %s\n", e.what());

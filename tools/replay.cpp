@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "check/differential.h"
+#include "check/program_binary.h"
 #include "check/program_text.h"
 #include "options.h"
 
@@ -160,6 +163,23 @@ int summary_main(const std::vector<std::string> &args)
 	}
 	std::printf("programs: %zu, verdicts differing from their files' expectations: %zu\n", o.files.size(), mismatches);
 	return mismatches ? 1 : 0;
+}
+
+// The Program a fuzzer input decodes to (the `program` target's decoding).
+int decode_main(const std::vector<std::string> &args)
+{
+	Options o = parse_options(args, {});
+	if (o.files.empty())
+		throw UsageError("decode needs fuzzer input files");
+	for (const std::string &f : o.files) {
+		std::ifstream in(f, std::ios::binary);
+		if (!in)
+			throw UsageError("cannot read " + f);
+		std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+		std::printf("# %s (%zu bytes)\n%s", f.c_str(), bytes.size(),
+			    format_program(decode_program(bytes.data(), bytes.size())).c_str());
+	}
+	return 0;
 }
 
 }  // namespace fl::cli

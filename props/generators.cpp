@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "props/generators.h"
+
+#include <array>
+#include <string>
+
+#include "check/program_text.h"
+
+namespace fl {
+void showValue(const Program &p, std::ostream &os)
+{
+	os << "\n" << format_program(p);
+}
+void showValue(const MapSpec &s, std::ostream &os)
+{
+	os << "value_size=" << s.value_size << " max_entries=" << s.max_entries << " flags=0x" << std::hex
+	   << s.map_flags << std::dec;
+}
+}  // namespace fl
+
+namespace fl::props {
+namespace {
+
+using namespace fl::uapi;
+
+// Label slots: the ops are generated against fixed slots and renamed in
+// order of definition afterwards, so that shrinking (which removes ops,
+// definitions included) always leaves a valid Program.
+constexpr std::array<const char *, 6> kSlotNames = {"A", "B", "C", "D", "R", "S"};
+constexpr int kMapSlots = 4, kFirstReserve = 4;
+
+Num pages(uint64_t n) { return Num{n, true}; }
+Num bytes(uint64_t n) { return Num{n, false}; }
+
+rc::Gen<int> gen_map_slot() { return rc::gen::inRange(0, kMapSlots); }
+
+// An offset into a mapping: a page index and a byte inside the page, with
+// the page tail (where struct bpf_array sits on the header page) likely.
+rc::Gen<Addr> gen_addr(rc::Gen<int> slot)
+{
+	return rc::gen::apply(
+		[](int s, uint64_t page, uint64_t byte) {
+			Addr a;
+			a.label = s;
+			a.offset = bytes(page * kPage + byte);
+			return a;
+		},
+		slot, rc::gen::inRange<uint64_t>(0, 5),
+		rc::gen::oneOf(rc::gen::just<uint64_t>(0), rc::gen::element<uint64_t>(8, 0xff0, 0xff8, 0xffc),
+			       rc::gen::inRange<uint64_t>(0, kPage)));
+}
+
+rc::Gen<Num> gen_len(uint64_t visible)
+{
+	return rc::gen::weightedOneOf<Num>({
+		{8, rc::gen::map(rc::gen::inRange<uint64_t>(1, 5), pages)},
+		{2, rc::gen::map(gen_pages_near_edges(visible), pages)},
+		{1, rc::gen::map(rc::gen::inRange<uint64_t>(0, 3 * kPage), bytes)},
+	});
+}
+
+rc::Gen<int> gen_prot()
+{
+	return rc::gen::element(PROT_READ, PROT_READ | PROT_WRITE, PROT_NONE, PROT_WRITE);
+}
+
+rc::Gen<Op> gen_mmap(uint64_t visible)
+{
+	return rc::gen::apply(
+		[](int slot, Num len, uint64_t pgoff, int prot, bool populate, bool priv, bool fixed, int at_page) {
+			Op op;
+			op.kind = OpKind::mmap;
+			op.label = slot;
+			op.len = len;
+			op.pgoff = pgoff;
+			op.prot = prot;
+			op.flags = (priv ? MAP_PRIVATE : MAP_SHARED) | (populate ? MAP_POPULATE : 0);
+			if (fixed) {
+				op.flags |= MAP_FIXED;
+				op.has_at = true;
+				op.at.label = kFirstReserve;
+				op.at.offset = pages(uint64_t(at_page));
+			}
+			return op;
+		},
+		gen_map_slot(), gen_len(visible),
+		rc::gen::weightedOneOf<uint64_t>({{3, rc::gen::inRange<uint64_t>(0, 4)},
+						  {4, gen_pages_near_edges(visible)}}),
+		gen_prot(), rc::gen::weightedOneOf<bool>({{4, rc::gen::just(false)}, {1, rc::gen::just(true)}}),
+		rc::gen::weightedOneOf<bool>({{9, rc::gen::just(false)}, {1, rc::gen::just(true)}}),
+		rc::gen::weightedOneOf<bool>({{4, rc::gen::just(false)}, {1, rc::gen::just(true)}}),
+		rc::gen::inRange(0, 8));
+}
+
+rc::Gen<Op> gen_reserve()
+{
+	return rc::gen::map(rc::gen::inRange(kFirstReserve, int(kSlotNames.size())), [](int slot) {
+		Op op;
+		op.kind = OpKind::reserve;
+		op.label = slot;
+		op.len = pages(16);
+		return op;
+	});
+}
+
+rc::Gen<Op> gen_range_op(OpKind kind, uint64_t visible)
+{
+	return rc::gen::apply(
+		[kind](Addr a, Num len, int prot, int advice) {
+			Op op;
+			op.kind = kind;
+			a.offset = pages(a.offset.value / kPage);  // whole pages: the interesting splits
+			op.addr = a;
+			op.len = len;
+			op.prot = prot;
+			op.advice = advice;
+			return op;
+		},
+		gen_addr(gen_map_slot()), gen_len(visible), gen_prot(),
+		rc::gen::weightedOneOf<int>({{4, rc::gen::just(MADV_DONTNEED)},
+					     {1, rc::gen::element(MADV_DONTFORK, MADV_DOFORK)}}));
+}
+
+rc::Gen<Op> gen_mremap(uint64_t visible)
+{
+	return rc::gen::apply(
+		[](Addr a, uint64_t old_pages, int64_t delta, int mode, int to_page, int as) {
+			Op op;
+			op.kind = OpKind::mremap;
+			op.addr = a;
+			op.addr.offset = pages(0);
+			op.len = pages(old_pages);
+			op.new_len = pages(uint64_t(std::max<int64_t>(0, int64_t(old_pages) + delta)));
+			if (mode >= 1)
+				op.flags |= MREMAP_MAYMOVE;
+			if (mode == 2) {
+				// A same-size move into a reservation: the new VMA must
+				// keep faulting the pages of the old one.
+				op.flags |= MREMAP_FIXED;
+				op.new_len = op.len;
+				op.has_at = true;
+				op.at.label = kFirstReserve;
+				op.at.offset = pages(uint64_t(to_page));
+				op.label = as;
+			}
+			return op;
+		},
+		gen_addr(gen_map_slot()), rc::gen::inRange<uint64_t>(1, 5), rc::gen::inRange<int64_t>(-2, 2),
+		rc::gen::inRange(0, 3), rc::gen::inRange(0, 8), gen_map_slot());
+	(void)visible;
+}
+
+rc::Gen<Op> gen_access(OpKind kind)
+{
+	return rc::gen::apply(
+		[kind](Addr a, unsigned size, uint64_t value, int proc) {
+			Op op;
+			op.kind = kind;
+			op.addr = a;
+			op.size = size;
+			op.value = kind == OpKind::store ? value : 0;
+			op.proc = proc;
+			return op;
+		},
+		gen_addr(gen_map_slot()), rc::gen::element(8u, 1u, 2u, 4u), rc::gen::inRange<uint64_t>(0, 1000),
+		rc::gen::weightedOneOf<int>({{4, rc::gen::just(0)}, {1, rc::gen::just(1)}}));
+}
+
+rc::Gen<Op> gen_elem_op(OpKind kind, const MapSpec &spec)
+{
+	return rc::gen::apply(
+		[kind](uint32_t index, uint64_t value, int flags) {
+			Op op;
+			op.kind = kind;
+			op.index = index;
+			op.value = kind == OpKind::update ? value : 0;
+			op.flags = kind == OpKind::update ? flags : 0;
+			return op;
+		},
+		rc::gen::inRange<uint32_t>(0, spec.max_entries + 1), rc::gen::inRange<uint64_t>(0, 1000),
+		rc::gen::element<int>(int(BPF_ANY), int(BPF_EXIST), int(BPF_NOEXIST)));
+}
+
+rc::Gen<Op> gen_simple(OpKind kind, int proc)
+{
+	Op op;
+	op.kind = kind;
+	op.proc = proc;
+	return rc::gen::just(op);
+}
+
+rc::Gen<Op> gen_op(const MapSpec &spec)
+{
+	uint64_t v = visible_pages(spec);
+	return rc::gen::weightedOneOf<Op>({
+		{6, gen_mmap(v)},
+		{1, gen_reserve()},
+		{2, gen_range_op(OpKind::munmap, v)},
+		{2, gen_range_op(OpKind::mprotect, v)},
+		{2, gen_range_op(OpKind::madvise, v)},
+		{2, gen_mremap(v)},
+		{1, gen_simple(OpKind::fork, 0)},
+		{1, gen_simple(OpKind::exit, 1)},
+		{6, gen_access(OpKind::load)},
+		{4, gen_access(OpKind::store)},
+		{2, gen_elem_op(OpKind::update, spec)},
+		{1, gen_elem_op(OpKind::lookup, spec)},
+		{1, gen_simple(OpKind::freeze, 0)},
+		{1, rc::gen::map(gen_addr(gen_map_slot()), [](Addr a) {
+			 Op op;
+			 op.kind = OpKind::smaps;
+			 op.addr = a;
+			 return op;
+		 })},
+	});
+}
+
+// Slots to labels, in order of definition; ops that name a slot not yet
+// defined are dropped (they would not parse).
+Program build(const MapSpec &spec, const std::vector<Op> &raw)
+{
+	Program p;
+	p.map = spec;
+	std::array<int, kSlotNames.size()> label{};
+	label.fill(-1);
+	auto defined = [&](const Addr &a) { return label[size_t(a.label)] >= 0; };
+	for (Op op : raw) {
+		bool uses_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect ||
+				 op.kind == OpKind::mremap || op.kind == OpKind::madvise ||
+				 op.kind == OpKind::load || op.kind == OpKind::store || op.kind == OpKind::smaps;
+		if ((uses_addr && !defined(op.addr)) || (op.has_at && !defined(op.at)))
+			continue;
+		if (uses_addr)
+			op.addr.label = label[size_t(op.addr.label)];
+		if (op.has_at)
+			op.at.label = label[size_t(op.at.label)];
+		if (op.label >= 0) {
+			size_t slot = size_t(op.label);
+			if (label[slot] < 0)
+				label[slot] = p.add_label(kSlotNames[slot]);
+			op.label = label[slot];
+		}
+		p.ops.push_back(op);
+	}
+	return p;
+}
+
+}  // namespace
+
+uint64_t visible_pages(const MapSpec &s)
+{
+	uint64_t elem = (uint64_t(s.value_size) + 7) & ~uint64_t(7);
+	return (uint64_t(s.max_entries) * elem + kPage - 1) / kPage;
+}
+
+rc::Gen<MapSpec> gen_map_spec()
+{
+	return rc::gen::apply(
+		[](uint32_t value_size, uint32_t max_entries, bool rdonly_prog) {
+			MapSpec s;
+			s.value_size = value_size;
+			s.max_entries = max_entries;
+			s.map_flags = BPF_F_MMAPABLE | (rdonly_prog ? BPF_F_RDONLY_PROG : 0);
+			return s;
+		},
+		rc::gen::element<uint32_t>(8, 12, 40, 4096, 0x1001),
+		rc::gen::oneOf(rc::gen::element<uint32_t>(1024, 16384, 1, 513), rc::gen::inRange<uint32_t>(1, 3000)),
+		rc::gen::weightedOneOf<bool>({{5, rc::gen::just(false)}, {1, rc::gen::just(true)}}));
+}
+
+rc::Gen<uint64_t> gen_pages_near_edges(uint64_t visible)
+{
+	// base, then a small step below or above it: shrinks toward base 0,
+	// step 0 (the small, visible-end values come first).
+	return rc::gen::apply(
+		[visible](int base, uint64_t step, bool below) -> uint64_t {
+			uint64_t b;
+			switch (base) {
+			case 0: b = visible; break;
+			case 1: b = uint64_t(1) << 20; break;  // 2^20 pages = 2^32 bytes at 4K
+			case 2: b = uint64_t(1) << 32; break;  // a 32-bit register's worth
+			case 3: b = uint64_t(1) << 52; break;  // 2^52 pages = 2^64 bytes
+			default: b = 0; break;                 // 2^64: ULONG_MAX from below
+			}
+			return below ? b - step : b + step;
+		},
+		rc::gen::inRange(0, 5), rc::gen::inRange<uint64_t>(0, 4), rc::gen::arbitrary<bool>());
+}
+
+rc::Gen<Program> gen_program(size_t max_ops)
+{
+	return rc::gen::mapcat(gen_map_spec(), [max_ops](const MapSpec &spec) {
+		// resize: at most max_ops ops, whatever RC_PARAMS max_size is.
+		auto ops = rc::gen::resize(int(max_ops), rc::gen::container<std::vector<Op>>(gen_op(spec)));
+		return rc::gen::map(ops, [spec](const std::vector<Op> &raw) { return build(spec, raw); });
+	});
+}
+
+}  // namespace fl::props

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The abstract model for the stateful test: the map's bytes (sparse, zero
+// by default), frozen, RDONLY_PROG, and the live VMAs of every process as
+// (base mapping, first page, pages, file offset, prot, may-write, zapped
+// pages). Addresses are (base, page) pairs: the real address of a base is
+// only known to the system under test (model_props.cpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "sim/machine.h"
+
+namespace fl::props {
+
+struct MVma {
+	int pid = 0;
+	int base = 0;           // which mmap/mremap made it
+	uint64_t start = 0;     // first page, relative to the base address
+	uint64_t n = 0;         // pages
+	uint64_t pgoff = 0;     // vm_pgoff of the first page
+	int prot = 0;           // PROT_NONE, PROT_READ or PROT_READ|PROT_WRITE
+	bool maywrite = false;  // VM_MAYWRITE: mapped writable (bpf_map_mmap drops it otherwise)
+	int region_page = -1;   // first page inside the reservation, or -1
+	std::vector<bool> zapped;  // eager only: MADV_DONTNEED left the page unpopulated
+};
+
+struct Model {
+	MapSpec spec;
+	uint64_t visible = 0;
+	bool eager = false;  // `pre`: no fault handler, zapped pages SIGBUS
+	std::map<uint64_t, uint8_t> bytes;
+	bool frozen = false;
+	std::vector<MVma> vmas;
+	std::vector<bool> alive{true};  // by pid
+	int next_base = 1;              // base 0 is the reservation
+
+	uint64_t elem_size() const { return (uint64_t(spec.value_size) + 7) & ~uint64_t(7); }
+	uint64_t writecnt() const
+	{
+		uint64_t c = 0;
+		for (const MVma &v : vmas)
+			c += v.maywrite;
+		return c;
+	}
+	uint8_t byte(uint64_t off) const
+	{
+		auto it = bytes.find(off);
+		return it == bytes.end() ? 0 : it->second;
+	}
+	int find(int pid, int base, uint64_t start) const
+	{
+		for (size_t i = 0; i < vmas.size(); i++)
+			if (vmas[i].pid == pid && vmas[i].base == base && vmas[i].start == start)
+				return int(i);
+		return -1;
+	}
+	bool region_free(int pid, uint64_t page, uint64_t n) const
+	{
+		for (const MVma &v : vmas)
+			if (v.pid == pid && v.region_page >= 0 && uint64_t(v.region_page) < page + n &&
+			    page < uint64_t(v.region_page) + v.n)
+				return false;
+		return true;
+	}
+};
+
+inline constexpr uint64_t kRegionPages = 32;
+
+}  // namespace fl::props

@@ -228,7 +228,7 @@ def minimise(task, crash):
     if task.engine == "libfuzzer":
         subprocess.run([task.binary(), "-minimize_crash=1", "-runs=20000", "-max_total_time=30",
                         f"-exact_artifact_path={out}", crash], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=120)
+                       timeout=120, cwd=task.workdir)
     else:
         subprocess.run(["afl-tmin", "-i", crash, "-o", out, "-t", "10000", "--", task.binary()],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300,
@@ -238,8 +238,9 @@ def minimise(task, crash):
 
 def describe(task, crash):
     """Runs the binary on one input: the verdict line and the Program text it printed."""
+    # cwd: libFuzzer leaves a crash-<sha1> file where it runs
     r = subprocess.run([task.binary(), crash], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       errors="replace", timeout=120)
+                       errors="replace", timeout=120, cwd=task.workdir)
     text = r.stderr
     m = re.search(r"faultline: (?:verdict: )?(.*)", text)
     if not m:

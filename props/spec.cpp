@@ -27,7 +27,9 @@ bool spec_accepts(uint64_t vm_pgoff, uint64_t len, uint64_t visible_pages, unsig
 {
 	if (len == 0 || (len & ((uint64_t(1) << page_shift) - 1)))
 		return false;
-	unsigned __int128 end = (unsigned __int128)vm_pgoff + (len >> page_shift);
+	uint64_t end;  /* exact: a sum past 2^64 is past any map (no __int128 on i386) */
+	if (__builtin_add_overflow(vm_pgoff, len >> page_shift, &end))
+		return false;
 	return end <= visible_pages;
 }
 

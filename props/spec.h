@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The exact specification of the mmap decision for a read-only shared
-// mapping of the array map, in 128-bit arithmetic (nothing wraps here):
+// mapping of the array map, in exact (overflow-checked) arithmetic (nothing wraps here):
 // accept iff [vm_pgoff, vm_pgoff + npages) lies inside the visible data.
 // The inputs are what the kernel sees after the syscall ABI narrowed them.
 #pragma once

@@ -244,7 +244,16 @@ def describe(task, crash):
     text = r.stderr
     m = re.search(r"faultline: (?:verdict: )?(.*)", text)
     if not m:
-        return None, None
+        # Not a verdict but a sanitizer report (a bug in the machine or the
+        # port): keep it, with the Program the input decodes to.
+        s = re.search(r"SUMMARY: (\w+Sanitizer: \S+)", text)
+        if not s:
+            return None, None
+        body = ""
+        if task.target == "program":
+            d = subprocess.run([CLI, "decode", crash], stdout=subprocess.PIPE, text=True)
+            body = "\n".join(l for l in d.stdout.splitlines() if not l.startswith("#")) + "\n"
+        return "crash " + s.group(1), body
     verdict = m.group(1).strip()
     lines = text[m.end():].lstrip("\n").splitlines()
     if task.target == "bounds":
@@ -259,7 +268,7 @@ def describe(task, crash):
 
 
 def signature(verdict):
-    m = re.match(r"(violation \w+|difference)", verdict)
+    m = re.match(r"(violation \w+|difference|crash \w+: \S+)", verdict)
     return m.group(1) if m else verdict.split(":")[0]
 
 

@@ -248,7 +248,9 @@ int64_t MachineImpl::mmap(int pid, uint64_t addr, uint64_t len, int prot, int fl
 		}
 		break;
 	}
-	return sysret(vm_mmap_pgoff(f, (ulong)addr, (ulong)len, (ulong)prot, (ulong)flags, vm_pgoff));
+	int64_t ret = sysret(vm_mmap_pgoff(f, (ulong)addr, (ulong)len, (ulong)prot, (ulong)flags, vm_pgoff));
+	forget_map_if_freed();  /* MAP_FIXED may have unmapped the map's last VMA */
+	return ret;
 }
 
 int64_t MachineImpl::munmap(int pid, uint64_t addr, uint64_t len)

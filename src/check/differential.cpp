@@ -108,10 +108,8 @@ RunReport run_differential(const Program &p, const Config &cfg)
 			/* keep the data identical: the lazy store landed, the
 			 * eager one SIGBUSed; replay it through the kernel view */
 			if (named.front() == Difference::dontneed_refault && op.kind == OpKind::store && a.sig == 0) {
-				/* user addresses are unsigned long wide, as in the machine */
-				uint64_t a = cfg.arch == Arch::A32 ? uint32_t(addr) : addr;
-				SmapsEntry s = test.machine().smaps(op.proc, a);
-				uint64_t off = (s.pgoff << cfg.page_shift) + (a - s.start);
+				SmapsEntry s = test.machine().smaps(op.proc, addr);
+				uint64_t off = (s.pgoff << cfg.page_shift) + (addr - s.start);
 				std::vector<uint8_t> bytes(op.size);
 				for (unsigned k = 0; k < op.size; k++)
 					bytes[k] = uint8_t(op.value >> (8 * k));

@@ -18,7 +18,9 @@ bool Execution::resolve(const Addr &a, uint64_t *out) const
 	if (a.label < 0 || a.label >= (int)bound_.size() || !bound_[a.label])
 		return false;
 	uint64_t off = a.offset.resolve(machine_->config().page_shift);
-	*out = a.negative ? label_addr_[a.label] - off : label_addr_[a.label] + off;
+	uint64_t addr = a.negative ? label_addr_[a.label] - off : label_addr_[a.label] + off;
+	/* a user address is unsigned long wide: it wraps as the machine's does */
+	*out = machine_->config().arch == Arch::A32 ? uint32_t(addr) : addr;
 	return true;
 }
 

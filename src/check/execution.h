@@ -23,7 +23,7 @@ public:
 	size_t violation_op() const { return violation_op_; }  // 0-based
 	const Trace &trace() const { return trace_; }
 	Machine &machine() { return *machine_; }
-	// The address an Addr names now, if its label is bound.
+	// The address an Addr names now (narrowed to the width), if its label is bound.
 	bool resolve(const Addr &, uint64_t *out) const;
 
 private:

@@ -48,13 +48,22 @@ export CXX CXXFLAGS SRC_DIR
 		echo "$SRC_DIR/$f $WORK/$(echo "$f" | tr / _).o"
 	done
 } | xargs -P "$JOBS" -L 1 bash -c 'compile "$@"' _
-rm -f "$WORK/libfaultline.a"
-ar rcs "$WORK/libfaultline.a" "$WORK"/*.o
+# Re-archive and re-link only what changed: a campaign calls this before
+# every run, and relinking dozens of sanitizer binaries costs minutes.
+if [ ! -f "$WORK/libfaultline.a" ] || [ -n "$(find "$WORK" -name '*.o' -newer "$WORK/libfaultline.a" -print -quit)" ]; then
+	rm -f "$WORK/libfaultline.a"
+	ar rcs "$WORK/libfaultline.a" "$WORK"/*.o
+fi
 
 link_target() {  # link_target TARGET CONFIG
 	local target=$1 config=$2 name
 	IFS=/ read -r patch arch page door spec <<<"$config"
 	name="$target-$patch-$arch${door:+-$door}"
+	if [ -z "$(find "$WORK/libfaultline.a" "$SRC_DIR/fuzz" "$SRC_DIR/src" -newer "$OUT/$name" -print -quit 2>/dev/null)" ] &&
+		[ -x "$OUT/$name" ]; then
+		echo "$OUT/$name (up to date)"
+		return 0
+	fi
 	$CXX $CXXFLAGS -std=c++20 -I"$SRC_DIR/src" -DFL_FUZZ_CONFIG="\"$config\"" \
 		"$SRC_DIR/fuzz/${target}_fuzzer.cpp" "$WORK/libfaultline.a" $LIB_FUZZING_ENGINE -o "$OUT/$name"
 	cp "$SRC_DIR/fuzz/$target.dict" "$OUT/$name.dict"

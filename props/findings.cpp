@@ -2,6 +2,7 @@
 #include "props/findings.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -40,7 +41,11 @@ std::string export_finding(const Program &p, const Config &cfg, const std::strin
 			      (cfg.arch == Arch::A32 ? "32" : "64") + "-" + to_string(cfg.door);
 	char hash[16];
 	std::snprintf(hash, sizeof hash, "%010llx", (unsigned long long)(h & 0xffffffffffull));
-	std::filesystem::path dir = std::filesystem::path(FL_SOURCE_DIR) / "corpora" / "findings";
+	// FL_FINDINGS_DIR: where faultline verify collects a run's findings
+	// (the shipped corpora/findings/ stays as reviewed).
+	const char *env = std::getenv("FL_FINDINGS_DIR");
+	std::filesystem::path dir = env && *env ? std::filesystem::path(env)
+						: std::filesystem::path(FL_SOURCE_DIR) / "corpora" / "findings";
 	std::filesystem::path file = dir / ("props-" + property + "-" + cfgname + "-" + hash + ".fl");
 	std::error_code ec;
 	std::filesystem::create_directories(dir, ec);

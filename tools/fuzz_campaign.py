@@ -30,6 +30,7 @@ CLI = os.path.join(ROOT, "build", "default", "faultline-cli")
 PATCHES, ARCHES, DOORS = ["pre", "v1", "v2", "v3"], ["32", "64"], ["anon", "regular", "direct"]
 TARGETS, ENGINES = ["program", "bounds"], ["libfuzzer", "afl"]
 MAX_LEN = {"program": 256, "bounds": 64}
+FINDINGS = os.path.join(ROOT, "corpora", "findings")
 print_lock = threading.Lock()
 
 
@@ -76,6 +77,9 @@ def parse_args(argv):
     p.add_argument("--jobs", default=str(os.cpu_count() or 1), help="fuzzers running at once")
     p.add_argument("--json", help="also write the results as JSON to this file")
     p.add_argument("--keep-corpus", action="store_true", help="reuse corpora from an earlier run")
+    p.add_argument("--build-only", action="store_true", help="build the selected binaries and stop")
+    p.add_argument("--findings", default=os.path.join(ROOT, "corpora", "findings"),
+                   help="folder for the finding Programs (default corpora/findings)")
     a = p.parse_args(argv)
 
     def pick(value, allowed, what):
@@ -314,7 +318,7 @@ def collect_findings(task):
             verdict, body = verdict2, body2
         digest = hashlib.sha1(body.encode()).hexdigest()[:10]
         fname = f"{task.name}-{sig.replace(' ', '-')}-{digest}.fl"
-        path = os.path.join(ROOT, "corpora", "findings", fname)
+        path = os.path.join(FINDINGS, fname)
         reach = classify(task, verdict, body)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         text = program_file(task, verdict, body)
@@ -340,7 +344,9 @@ def collect_findings(task):
 
 
 def main(argv):
+    global FINDINGS
     a = parse_args(argv)
+    FINDINGS = os.path.abspath(a.findings)
     tasks = []
     for target in a.targets:
         for patch in a.patches:
@@ -351,6 +357,8 @@ def main(argv):
     if not os.path.exists(CLI):
         die(f"{CLI} is missing: run ./faultline fuzz (it builds it)")
     build(a.engines, tasks)
+    if a.build_only:
+        return 0
     slice_s = max(5.0, a.time * a.jobs / len(tasks))
     say(f"[fuzz] {len(tasks)} runs, {slice_s:.0f} s each, {a.jobs} at a time (budget {a.time} s)")
     start = time.time()

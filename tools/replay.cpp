@@ -124,14 +124,55 @@ int replay_main(const std::vector<std::string> &args)
 	return any_bad ? 1 : 0;
 }
 
-// A per-configuration summary over many Programs (patch x arch x door).
-int summary_main(const std::vector<std::string> &args)
+namespace {
+
+std::string json_string(const std::string &s)
 {
+	std::string out = "\"";
+	for (char ch : s) {
+		if (ch == '"' || ch == '\\')
+			out += '\\';
+		if (static_cast<unsigned char>(ch) < 0x20) {
+			char buf[8];
+			std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+			out += buf;
+			continue;
+		}
+		out += ch;
+	}
+	return out + "\"";
+}
+
+// "--json FILE" is the one option with a value besides the filters.
+std::string take_json_option(std::vector<std::string> &args)
+{
+	for (size_t i = 0; i < args.size(); i++) {
+		if (args[i] != "--json" && args[i].rfind("--json=", 0) != 0)
+			continue;
+		std::string file = args[i].size() > 6 ? args[i].substr(7) : (i + 1 < args.size() ? args[i + 1] : "");
+		if (file.empty())
+			throw UsageError("--json needs a file");
+		args.erase(args.begin() + i, args.begin() + i + (args[i].size() > 6 ? 1 : 2));
+		return file;
+	}
+	return "";
+}
+
+}  // namespace
+
+// A per-configuration summary over many Programs (patch x arch x door).
+// With --json FILE, also every run's verdict and documented differences, for
+// faultline verify's report.
+int summary_main(const std::vector<std::string> &raw_args)
+{
+	std::vector<std::string> args = raw_args;
+	std::string json_file = take_json_option(args);
 	Options o = parse_options(args, {});
 	if (o.files.empty())
 		throw UsageError("summary needs Program files");
 	struct Row { size_t runs = 0, ok = 0, violation = 0, difference = 0, expected_diffs = 0; std::map<std::string, size_t> what; };
 	std::map<std::string, Row> rows;
+	std::vector<std::string> json_runs;
 	size_t mismatches = 0;
 	for (const std::string &f : o.files) {
 		Program p = load_program(f);
@@ -148,8 +189,19 @@ int summary_main(const std::vector<std::string> &args)
 				(v.kind == Verdict::violation ? row.violation : row.difference)++;
 				row.what[short_verdict(v)]++;
 			}
-			if (!(expected_verdict(p, c) == v))
+			bool matches = expected_verdict(p, c) == v;
+			if (!matches)
 				mismatches++;
+			if (!json_file.empty()) {
+				std::string diffs;
+				for (const SeenDifference &d : r.expected_differences)
+					diffs += (diffs.empty() ? "" : ",") + json_string(to_string(d.what));
+				json_runs.push_back("{\"file\":" + json_string(f) + ",\"config\":" + json_string(c.name()) +
+						    ",\"cell\":" + json_string(key) + ",\"verdict\":" + json_string(short_verdict(v)) +
+						    ",\"ops\":" + std::to_string(p.ops.size()) +
+						    ",\"matches_expect\":" + (matches ? "true" : "false") +
+						    ",\"differences\":[" + diffs + "]}");
+			}
 		}
 	}
 	std::printf("%-22s %6s %6s %9s %10s %9s  %s\n", "configuration", "runs", "ok", "violation", "difference",
@@ -162,6 +214,15 @@ int summary_main(const std::vector<std::string> &args)
 			    row.difference, row.expected_diffs, what.c_str());
 	}
 	std::printf("programs: %zu, verdicts differing from their files' expectations: %zu\n", o.files.size(), mismatches);
+	if (!json_file.empty()) {
+		std::ofstream out(json_file);
+		out << "[\n";
+		for (size_t i = 0; i < json_runs.size(); i++)
+			out << json_runs[i] << (i + 1 < json_runs.size() ? ",\n" : "\n");
+		out << "]\n";
+		if (!out)
+			throw UsageError("cannot write " + json_file);
+	}
 	return mismatches ? 1 : 0;
 }
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""faultline verify's own logic: evidence -> verdicts, the shipped
+expectations, and parsing the proof table. Run by ctest (verify.logic)."""
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from verifylib import verdicts  # noqa: E402
+from verifylib.evidence import CELLS, Evidence  # noqa: E402
+from verifylib.techniques import Result, parse_prove_table  # noqa: E402
+
+
+def checked_everywhere(technique="corpus"):
+    return Result(technique, metrics={"cells_checked": CELLS})
+
+
+def violation(cell, technique="afl", seconds=1.0, program="", ops=0, rescue=""):
+    return Evidence(technique, cell, "violation", "violation foreign_page", seconds, program, ops, rescue)
+
+
+class Verdicts(unittest.TestCase):
+    def decide(self, *evidence):
+        return verdicts.decide([checked_everywhere(), Result("x", evidence=list(evidence))])
+
+    def test_clean_cells_are_sound_and_unseen_cells_unknown(self):
+        v = verdicts.decide([Result("corpus", metrics={"cells_checked": ["v2/arch32/anon"]})])
+        self.assertEqual(v["v2/arch32/anon"]["verdict"], "sound")
+        self.assertEqual(v["v2/arch32/regular"]["verdict"], "unknown")
+
+    def test_a_violation_at_a_real_door_is_unsound_and_makes_direct_unsound(self):
+        v = self.decide(violation("v1/arch32/regular"))
+        self.assertEqual(v["v1/arch32/regular"]["verdict"], "unsound")
+        self.assertEqual(v["v1/arch32/direct"]["verdict"], "unsound")
+        self.assertEqual(v["v1/arch32/anon"]["verdict"], "sound")
+        self.assertEqual(v["v1/arch32/regular"]["vs_pre"], "less safe than pre")
+
+    def test_direct_only_violations_are_assumption_dependent_with_the_proofs_rescue(self):
+        v = self.decide(violation("v2/arch64/direct", "proof", rescue="range"))
+        self.assertEqual(v["v2/arch64/direct"]["verdict"], "assumption-dependent")
+        self.assertIn("2^52", v["v2/arch64/direct"]["assumption"])
+        v = self.decide(violation("v2/arch64/direct"))
+        self.assertIn("do_mmap", v["v2/arch64/direct"]["assumption"])
+
+    def test_fastest_technique_and_smallest_program(self):
+        v = self.decide(violation("v1/arch32/regular", "afl", 3.0, "b.fl", 5),
+                        violation("v1/arch32/regular", "libfuzzer", 0.5, "a.fl", 2),
+                        violation("v1/arch32/regular", "afl", 1.5, "c.fl", 9))
+        cell = v["v1/arch32/regular"]
+        self.assertEqual(cell["found_by"]["afl"]["seconds"], 1.5)
+        self.assertEqual(cell["found_by"]["afl"]["count"], 2)
+        self.assertEqual(cell["smallest"]["program"], "a.fl")
+
+    def test_compare_reports_only_differing_cells(self):
+        v = self.decide(violation("v1/arch32/regular"))
+        self.assertEqual(verdicts.compare(v, {"v1/arch32/regular": "unsound", "v2/arch32/anon": "sound"}), [])
+        self.assertEqual(verdicts.compare(v, {"v1/arch32/anon": "unsound"}), [("v1/arch32/anon", "unsound", "sound")])
+
+    def test_the_shipped_expectations_cover_every_cell(self):
+        want = verdicts.load_expected(os.path.join(ROOT, "tools", "verifylib", "expected"))
+        self.assertEqual(sorted(want), sorted(CELLS))
+        self.assertEqual(want["v1/arch32/regular"], "unsound")
+
+    def test_a_malformed_expectations_file_is_an_error(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("v1/arch32/regular broken\n")
+        with self.assertRaisesRegex(ValueError, ":1: expected"):
+            verdicts.load_expected(f.name)
+        os.unlink(f.name)
+
+
+class ProveTable(unittest.TestCase):
+    TABLE = """ob level arch page assume   result                     time  replay / expected
+1  v1    32   4k   regular  cex                      29.2ms  reproduced: violation foreign_page at op 2 (v1/...)
+      value_size=8 max_entries=4096 bypass_spec_v1=1 vm_pgoff=0x2ffffb len=0xc000 page=0x4 koff=0x0
+1  v2    64   4k   direct   cex rescue=range         34.2ms  reproduced: violation foreign_page at op 1 (v2/...)
+1  v2    32   64k  anon     proved                  254.8ms
+5  any   64   4k   anon     proved                   12.0ms
+2 rows, 0 mismatched; solver 0.1 s, wall 0.1 s
+"""
+
+    def test_rows_become_evidence_per_cell(self):
+        rows, ev = parse_prove_table(self.TABLE, "/nonexistent")
+        self.assertEqual(len(rows), 4)
+        by = {(e.cell, e.outcome) for e in ev}
+        self.assertEqual(by, {("v1/arch32/regular", "violation"), ("v2/arch64/direct", "violation"),
+                              ("v2/arch32/anon", "proved")})
+        self.assertEqual([e.rescue for e in ev if e.cell == "v2/arch64/direct"], ["range"])
+        self.assertAlmostEqual([e.seconds for e in ev if e.cell == "v1/arch32/regular"][0], 0.0292)
+
+
+class Options(unittest.TestCase):
+    def run_verify(self, *args):
+        import subprocess
+        return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "verify.py"), *args],
+                              capture_output=True, text=True, timeout=60)
+
+    def test_bad_options_exit_2_with_a_message(self):
+        for args, msg in ((["--budget", "0"], "--budget"), (["--budget", "ten"], "--budget"),
+                          (["--only", "proofs,nope"], "unknown technique 'nope'"), (["--frobnicate"], "unrecognized")):
+            r = self.run_verify(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(msg, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

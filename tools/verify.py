@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""faultline verify [--budget SECONDS] [--quick] [--only TECHNIQUE,...] [--seed S] [--report DIR]
+
+The main job: runs every technique inside one time budget (the proofs, the
+corpus replay, the property tests, the host-kernel oracle when bpf(2) is
+permitted, a short bench, and fuzz campaigns with both engines, time-sliced
+across configurations, with whatever budget is left), then decides one
+verdict per patch level x width x front door, compares the verdicts with
+tools/verifylib/expected, and writes report/summary.md and report/index.html.
+Exit 0: every verdict is as expected; 1: some differ (or a technique broke);
+2: bad options. ./faultline verify builds what it needs first.
+"""
+import argparse
+import datetime
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verifylib import extra, report, techniques, verdicts  # noqa: E402
+from verifylib.progress import Progress  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXPECTED = os.path.join(ROOT, "tools", "verifylib", "expected")
+
+# (name, runner, share of the budget it aims for; fuzz takes what is left).
+# A technique that needs longer than its share to finish is allowed up to
+# four times the share: a proof table cut short decides nothing.
+PLAN = [("proofs", techniques.run_proofs, 0.10), ("corpus", techniques.run_corpus, 0.05),
+        ("props", techniques.run_props, 0.15), ("oracle", extra.run_oracle, 0.10),
+        ("bench", extra.run_bench, 0.10), ("fuzz", techniques.run_fuzz, None)]
+NAMES = [p[0] for p in PLAN]
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write(f"faultline verify: {message}\n{__doc__.splitlines()[0]}\n")
+        sys.exit(2)
+
+
+def parse_args(argv):
+    ap = Parser(prog="faultline verify", add_help=True)
+    ap.add_argument("--budget", type=float, help="seconds for all techniques (default 600; --quick: 150)")
+    ap.add_argument("--quick", action="store_true", help="a short run: small budget, fewer property cases")
+    ap.add_argument("--only", help=f"comma list of techniques: {', '.join(NAMES)}")
+    ap.add_argument("--seed", type=int, help="seed for the property tests and the oracle (default: random, printed)")
+    ap.add_argument("--report", default=os.path.join(ROOT, "report"), help="report folder (default report/)")
+    a = ap.parse_args(argv)
+    a.budget = a.budget if a.budget is not None else (150.0 if a.quick else 600.0)
+    if not a.budget > 0:
+        ap.error("--budget must be a positive number of seconds")
+    a.only = [t.strip() for t in a.only.split(",") if t.strip()] if a.only else NAMES
+    bad = [t for t in a.only if t not in NAMES]
+    if bad or not a.only:
+        ap.error(f"--only: unknown technique '{','.join(bad)}' (choose from {', '.join(NAMES)})")
+    a.seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    return a
+
+
+def git_commit():
+    r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return r.stdout.strip() or "unknown"
+
+
+def main(argv):
+    a = parse_args(argv)
+    shutil.rmtree(a.report, ignore_errors=True)
+    os.makedirs(a.report)
+    progress = Progress(a.budget)
+    run = techniques.Run(ROOT, os.path.abspath(a.report), a.seed, progress, a.quick)
+    if "fuzz" in a.only:
+        progress.begin("setup", "building the fuzz targets (once; later runs reuse them)")
+        built, last = techniques.build_fuzzers(run)
+        progress.note(f"setup: fuzz targets {'built' if built else 'FAILED: ' + last} in {progress.elapsed():.0f} s")
+        if not built:
+            return 1
+    setup_seconds = progress.restart()
+    progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
+    results = []
+    for name, runner, share in PLAN:
+        if name not in a.only:
+            continue
+        left = a.budget - progress.elapsed()
+        allowance = max(10.0, left - 20) if share is None else max(10.0, a.budget * share)
+        progress.begin(name, f"up to {allowance:.0f} s")
+        t0 = time.monotonic()
+        try:
+            r = runner(run, allowance)
+        except Exception as e:  # a broken technique is reported, not fatal to the others
+            r = techniques.Result(name, "failed", f"{type(e).__name__}: {e}")
+        r.seconds = r.seconds or time.monotonic() - t0
+        progress.note(f"{name}: {r.status} in {r.seconds:.0f} s, {len(r.evidence)} evidence records"
+                      f"{' — ' + r.reason if r.reason else ''}")
+        results.append(r)
+    progress.close()
+
+    decided = verdicts.decide(results)
+    expected = verdicts.load_expected(EXPECTED)
+    mismatches = verdicts.compare(decided, expected)
+    failed = [r for r in results if r.status == "failed"]
+    harness = [h for r in results for h in r.metrics.get("harness_problems", [])]
+    ok = not mismatches and not failed and not harness
+    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": git_commit(),
+            "budget": a.budget, "elapsed": progress.elapsed(), "setup": setup_seconds, "seed": a.seed,
+            "outcome": "verdicts as expected" if ok else
+            f"{len(mismatches)} verdicts differ, {len(failed)} techniques failed, {len(harness)} harness problems",
+            "differences": next((r.metrics.get("differences", {}) for r in results if r.technique == "corpus"), {})}
+    plots = [("Fuzz coverage over time", report.fuzz_coverage_plots(
+        next((r.metrics["tasks"] for r in results if r.technique == "fuzz" and "tasks" in r.metrics), [])))]
+    extra.add_sections(results, meta, plots)
+    with open(os.path.join(a.report, "results.json"), "w") as f:
+        json.dump({"meta": meta, "results": [r.to_dict() for r in results], "verdicts": decided}, f, indent=1,
+                  default=str)
+    report.write_summary_md(os.path.join(a.report, "summary.md"), meta, decided, expected, results)
+    report.write_index_html(os.path.join(a.report, "index.html"), meta, decided, expected, results, plots)
+    print_table(decided, expected)
+    for cell, want, got in mismatches:
+        print(f"MISMATCH {cell}: expected {want}, got {got}")
+    for r in failed:
+        print(f"FAILED {r.technique}: {r.reason}")
+    for h in harness:
+        print(f"HARNESS PROBLEM {h['task']} ({h['engine']}): {h['what']} -> {h['file']}")
+    print(f"report: {os.path.join(a.report, 'index.html')} and summary.md; {meta['outcome']}")
+    return 0 if ok else 1
+
+
+def print_table(decided, expected):
+    print(f"\n{'cell':22s} {'verdict':21s} {'vs pre':20s} {'found by (fastest first)':44s} smallest counterexample")
+    for cell, patch, arch, door, v, want in report.verdict_rows(decided, expected):
+        small = v["smallest"]
+        mark = "" if not want or want == v["verdict"] else f"  <- expected {want}"
+        print(f"{cell:22s} {v['verdict']:21s} {v['vs_pre']:20s} {report.found_by_text(v, short=True)[:44]:44s} "
+              f"{small['program'] + ' (' + str(small['ops']) + ' ops)' if small else ''}{mark}")
+        if v["assumption"]:
+            print(f"{'':22s} holds only given: {v['assumption']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,284 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Each technique faultline verify runs, as a function that runs the
+project's own tool for it and turns the tool's output into Evidence.
+
+Every runner gets the Run (paths, seed, progress) and a time allowance in
+seconds, writes its raw output under the report folder, and returns a
+Result. None of them decides verdicts: that is verdicts.py's job."""
+import glob
+import json
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from .evidence import Evidence, cell_of, program_ops
+
+
+@dataclass
+class Run:
+    root: str       # the repository
+    report: str     # the report folder
+    seed: int
+    progress: object
+    quick: bool = False
+
+    def tool(self, *parts):
+        return os.path.join(self.root, *parts)
+
+    def out(self, *parts):
+        path = os.path.join(self.report, *parts)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return path
+
+    def rel(self, path):
+        """Paths in the report are relative to the report folder (links work)."""
+        return os.path.relpath(os.path.abspath(path), self.report)
+
+
+@dataclass
+class Result:
+    technique: str
+    status: str = "ran"        # ran | skipped | failed
+    reason: str = ""           # for skipped/failed
+    seconds: float = 0.0
+    evidence: list = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)
+    log: str = ""
+
+    def to_dict(self):
+        d = dict(self.__dict__)
+        d["evidence"] = [e.to_dict() for e in self.evidence]
+        return d
+
+
+def _run_logged(run, name, argv, timeout, env=None, on_line=None):
+    """Runs argv with output to report/logs/NAME.log; returns (rc, text)."""
+    log = run.out("logs", f"{name}.log")
+    lines = []
+    with open(log, "w") as f:
+        p = subprocess.Popen(argv, cwd=run.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=dict(os.environ, **(env or {})), errors="replace")
+        deadline = time.monotonic() + timeout
+        for line in p.stdout:
+            f.write(line)
+            lines.append(line)
+            if on_line:
+                on_line(line.rstrip())
+            if time.monotonic() > deadline:
+                p.kill()
+                lines.append(f"[verify] killed after {timeout:.0f} s\n")
+                break
+        rc = p.wait()
+    return rc, "".join(lines), log
+
+
+# --- proofs -----------------------------------------------------------------
+
+PROVE_ROW = re.compile(r"^(\d)\s+(pre|v1|v2|v3|any)\s+(32|64)\s+(4k|64k)\s+(\w+)\s+"
+                       r"(proved|cex|unknown)(?: rescue=(\w+))?\s+([\d.]+)ms\s*(.*)$")
+
+
+def parse_prove_table(text, emit_dir):
+    rows, evidence = [], []
+    for line in text.splitlines():
+        m = PROVE_ROW.match(line)
+        if not m:
+            continue
+        ob, level, bits, page, assume, result, rescue, ms, rest = m.groups()
+        rows.append({"obligation": int(ob), "level": level, "bits": bits, "page": page, "assume": assume,
+                     "result": result + (f" rescue={rescue}" if rescue else ""), "ms": float(ms),
+                     "mismatch": "MISMATCH" in rest, "reproduced": rest.startswith("reproduced")})
+        if level == "any" or assume not in ("anon", "regular", "direct"):
+            continue
+        cell = cell_of(level, bits, assume)
+        if result == "cex":
+            fl = os.path.join(emit_dir, f"o{ob}-{level}-arch{bits}-{page}-{assume}.fl")
+            evidence.append(Evidence("proof", cell, "violation", f"obligation {ob} ({page})", float(ms) / 1000,
+                                     fl if os.path.exists(fl) else "", program_ops(fl), rescue or "",
+                                     detail=rest.strip()))
+        elif result == "proved":
+            evidence.append(Evidence("proof", cell, "proved", f"obligation {ob} ({page})", float(ms) / 1000))
+    return rows, evidence
+
+
+def run_proofs(run, seconds):
+    binary = run.tool("build", "default", "smt", "faultline-prove")
+    if not os.access(binary, os.X_OK):
+        return Result("proofs", "skipped", "faultline-prove was not built (libz3-dev missing?)")
+    emit = run.out("proofs", "x")[:-2]
+    rc, text, log = _run_logged(run, "proofs", [binary, "--emit", emit], seconds * 4)
+    rows, evidence = parse_prove_table(text, emit)
+    for e in evidence:
+        e.program = run.rel(e.program) if e.program else ""
+    tail = text.strip().splitlines()[-1] if text.strip() else ""
+    res = Result("proofs", "ran" if rows else "failed", "" if rows else "no table rows", evidence=evidence,
+                 metrics={"rows": rows, "summary": tail, "exit": rc}, log=run.rel(log))
+    if rc not in (0, 1) or not rows:
+        res.status, res.reason = "failed", f"faultline-prove exited {rc}"
+    elif rc == 1:
+        res.reason = "rows differ from smt/expected (see the log)"
+    return res
+
+
+# --- corpus replay -----------------------------------------------------------
+
+def corpus_files(root):
+    pats = ["corpora/programs/*.fl", "corpora/*/regression/*.fl", "corpora/findings/*.fl"]
+    return sorted(f for p in pats for f in glob.glob(os.path.join(root, p)))
+
+
+def run_corpus(run, seconds):
+    files = corpus_files(run.root)
+    out = run.out("corpus.json")
+    rc, text, log = _run_logged(run, "corpus", [run.tool("build", "default", "faultline-cli"), "summary",
+                                                "--json", out] + files, seconds * 4)
+    if rc not in (0, 1) or not os.path.exists(out):
+        return Result("corpus", "failed", f"faultline-cli summary exited {rc}", log=run.rel(log))
+    with open(out) as f:
+        runs = json.load(f)
+    evidence, differences = [], {}
+    for r in runs:
+        if r["verdict"].startswith("violation") or r["verdict"].startswith("difference"):
+            evidence.append(Evidence("corpus", r["cell"], "violation", r["verdict"].split(" at ")[0], -1.0,
+                                     program=run.rel(r["file"]), ops=r["ops"], detail=r["config"]))
+        for d in r["differences"]:
+            differences.setdefault(r["cell"], {}).setdefault(d, set()).add(run.rel(r["file"]))
+    mismatched = [r for r in runs if not r["matches_expect"]]
+    return Result("corpus", "ran", "" if not mismatched else f"{len(mismatched)} runs differ from their expect lines",
+                  evidence=evidence, log=run.rel(log),
+                  metrics={"programs": len(files), "runs": len(runs), "mismatched": len(mismatched),
+                           "cells_checked": sorted({r["cell"] for r in runs}),
+                           "differences": {c: {k: sorted(v) for k, v in d.items()} for c, d in differences.items()}})
+
+
+# --- property tests ------------------------------------------------------------
+
+PROPS_NAME = re.compile(r"Props/(\w+)\.(\w+)/(pre|v1|v2|v3)_arch(32|64)_(anon|regular|direct)")
+
+
+def run_props(run, seconds):
+    binary = run.tool("build", "default", "props", "fl_props")
+    if not os.access(binary, os.X_OK):
+        return Result("props", "skipped", "fl_props was not built (librapidcheck-dev missing?)")
+    # The arithmetic and differential properties are cheap; the stateful
+    # model walks whole programs, so it gets fewer cases.
+    fast, slow = (100, 5) if run.quick else (200, 15)
+    evidence, tests = [], []
+    total = 0.0
+    for label, filt, n in (("fast", "Props/Arith.*:Props/Differential.*", fast), ("stateful", "Props/Model_.*", slow)):
+        out = run.out("props", f"{label}.json")
+        params = f"seed={run.seed} max_success={n}"
+        run.progress.update(f"{label} properties, RC_PARAMS=\"{params}\"")
+        t0 = time.monotonic()
+        rc, text, log = _run_logged(run, f"props-{label}", [binary, f"--gtest_filter={filt}",
+                                                            f"--gtest_output=json:{out}"],
+                                    seconds * 4, env={"RC_PARAMS": params, "FL_PROPS_STRICT": "1",
+                                         "FL_FINDINGS_DIR": run.out("props", "findings", "x")[:-2]})
+        total += time.monotonic() - t0
+        if not os.path.exists(out):
+            return Result("props", "failed", f"fl_props exited {rc} without results", log=run.rel(log))
+        with open(out) as f:
+            data = json.load(f)
+        for suite in data["testsuites"]:
+            for t in suite["testsuite"]:
+                m = PROPS_NAME.match(f"{suite['name']}.{t['name']}")
+                if not m:
+                    continue
+                prop, cell = f"{m[1]}.{m[2]}", cell_of(m[3], m[4], m[5])
+                secs = float(str(t.get("time", "0")).rstrip("s"))
+                tests.append({"property": prop, "cell": cell, "seconds": secs, "failed": bool(t.get("failures"))})
+                if t.get("failures"):
+                    evidence.append(_props_failure(run, prop, cell, secs, t["failures"][0]["failure"]))
+    return Result("props", "ran", evidence=evidence, seconds=total,
+                  metrics={"seed": run.seed, "max_success": {"fast": fast, "stateful": slow}, "tests": tests,
+                           "cells_checked": sorted({t["cell"] for t in tests})})
+
+
+def _props_failure(run, prop, cell, secs, message):
+    after = re.search(r"Falsifiable after (\d+) tests?", message)
+    prog = re.search(r"fl::Program:\n\n(.*?)\n\n", message, re.S)
+    path, ops = "", 0
+    if prog:
+        p, a, d = cell.split("/")
+        path = run.out("props", f"{prop}-{p}-{a}-{d}.fl")
+        pins = {"patch": p, "arch": a[4:], "door": d, "page": "4k", "spec_v1": "mask"}
+        given = {line.split()[0] for line in prog[1].splitlines() if line.strip()}
+        with open(path, "w") as f:
+            f.write(f"# RapidCheck counterexample of {prop} on {cell} (seed {run.seed})\n")
+            f.write("".join(f"{k} {v}\n" for k, v in pins.items() if k not in given) + prog[1] + "\n")
+        ops = program_ops(path)
+        path = run.rel(path)
+    what = re.search(r"\n([\w-]+ falsified) on", message)
+    return Evidence("props", cell, "violation", what[1] if what else prop, secs, path, ops,
+                    detail=f"falsifiable after {after[1]} tests" if after else message.splitlines()[0])
+
+
+# --- fuzzing ---------------------------------------------------------------------
+
+def fuzz_selection(quick):
+    """Which configurations the campaign covers: everything but the bounds
+    target (the proofs decide that arithmetic exhaustively); --quick keeps
+    the lazy levels at the doors where they can differ from pre."""
+    if quick:
+        return ["--target", "program", "--patch", "v1,v2,v3", "--door", "regular,direct"]
+    return ["--target", "program"]
+
+
+def build_fuzzers(run):
+    """Setup, outside the budget: the fuzz binaries for fuzz_selection()."""
+    rc, text, log = _run_logged(run, "fuzz-build", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine",
+                                                    "both", "--build-only"] + fuzz_selection(run.quick), 3600,
+                                on_line=run.progress.update)
+    return rc == 0, text.strip().splitlines()[-1] if text.strip() else ""
+
+
+def run_fuzz(run, seconds):
+    out = run.out("fuzz.json")
+    findings = run.out("findings", "x")[:-2]
+
+    def show(line):
+        if line.startswith("[fuzz]") or line.startswith("[build]"):
+            run.progress.update(line)
+
+    rc, text, log = _run_logged(run, "fuzz", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine", "both",
+                                              "--time", str(max(1, int(seconds))),
+                                              "--jobs", str(os.cpu_count() or 1), "--json", out,
+                                              "--findings", findings] + fuzz_selection(run.quick),
+                                seconds * 2 + 600, on_line=show)
+    if not os.path.exists(out):
+        return Result("fuzz", "failed", f"the fuzz campaign exited {rc}", log=run.rel(log))
+    with open(out) as f:
+        tasks = json.load(f)
+    evidence, harness = [], []
+    for t in tasks:
+        for fi in t["findings"]:
+            sig = re.match(r"(violation \w+|difference|crash[^(]*)", fi["verdict"])
+            what = sig.group(1).strip() if sig else fi["verdict"]
+            path = os.path.join(run.root, fi["file"])
+            if what.startswith("crash") or not fi["replays"]:
+                harness.append({"task": t["name"], "engine": t["engine"], "what": fi["verdict"], "file": run.rel(path)})
+                continue
+            door = t["door"] or _header(path, "door") or "direct"
+            for d in dict.fromkeys([door] + fi["reachable"]):
+                evidence.append(Evidence(t["engine"], cell_of(t["patch"], t["arch"], d), "violation", what,
+                                         fi["time"], run.rel(path), program_ops(path), reachable=fi["reachable"],
+                                         detail=f"{t['target']} target on {t['name']}"))
+    res = Result("fuzz", "ran", evidence=evidence, log=run.rel(log),
+                 metrics={"tasks": tasks, "harness_problems": harness, "exit": rc,
+                          "cells_checked": sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks if t["door"]})})
+    if harness:
+        res.reason = f"{len(harness)} findings are harness problems (crashes or non-replaying)"
+    return res
+
+
+def _header(path, key):
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key + " "):
+                    return line.split()[1]
+    except OSError:
+        pass
+    return None

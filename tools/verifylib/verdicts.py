@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""From the techniques' evidence to one verdict per cell.
+
+- anon, regular (front doors mmap(2) really has): `unsound` when any
+  technique saw a violation there, else `sound` (if some technique looked).
+- direct (any VMA reaches f_op->mmap, the contract of array_map_mmap()
+  alone): `unsound` when a real door of the same level and width is
+  unsound (direct admits every VMA they admit); else
+  `assumption-dependent` when violations exist only here, naming the
+  assumption that rules them out (the proofs say which); else `sound`.
+- `unknown`: no technique produced evidence for the cell.
+"""
+from .evidence import CELLS
+
+RESCUES = {
+    "range": "vm_pgoff within what the syscall can pass (mmap(2): < 2^52 on 64-bit; mmap2: 32 bits)",
+    "anon": "do_mmap's offset checks (pgoff wrap -> EOVERFLOW, file_mmap_ok)",
+    "": "do_mmap's offset checks (the anon and regular doors refuse these VMAs)",
+}
+RANK = {"sound": 0, "assumption-dependent": 1, "unsound": 2, "unknown": -1}
+
+
+def decide(results):
+    evidence = [e for r in results for e in r.evidence]
+    cells = {c: {"cell": c, "violations": [], "proved": [], "checked": set()} for c in CELLS}
+    for e in evidence:
+        if e.cell not in cells:
+            continue
+        c = cells[e.cell]
+        c["checked"].add(e.technique)
+        if e.outcome == "violation":
+            c["violations"].append(e)
+        elif e.outcome == "proved":
+            c["proved"].append(e.what)
+    for r in results:  # techniques that ran clean still looked at their cells
+        for cell in r.metrics.get("cells_checked", []):
+            if cell in cells:
+                cells[cell]["checked"].add(r.technique)
+
+    out = {}
+    for name in CELLS:
+        c = cells[name]
+        patch, arch, door = name.split("/")
+        v = {"cell": name, "checked_by": sorted(c["checked"]), "proved": sorted(set(c["proved"])),
+             "found_by": _found_by(c["violations"]), "smallest": _smallest(c["violations"]), "assumption": ""}
+        if not c["checked"]:
+            v["verdict"] = "unknown"
+        elif door != "direct":
+            v["verdict"] = "unsound" if c["violations"] else "sound"
+        else:
+            real = [cells[f"{patch}/{arch}/{d}"]["violations"] for d in ("anon", "regular")]
+            if any(real):
+                v["verdict"] = "unsound"
+            elif c["violations"]:
+                v["verdict"] = "assumption-dependent"
+                rescues = sorted({e.rescue for e in c["violations"] if e.technique == "proof"})
+                v["assumption"] = RESCUES.get(rescues[0] if rescues else "", rescues[0] if rescues else "")
+            else:
+                v["verdict"] = "sound"
+        out[name] = v
+    for name, v in out.items():
+        patch, arch, door = name.split("/")
+        pre = out[f"pre/{arch}/{door}"]["verdict"]
+        if patch == "pre" or "unknown" in (pre, v["verdict"]):
+            v["vs_pre"] = ""
+        else:
+            d = RANK[v["verdict"]] - RANK[pre]
+            v["vs_pre"] = "as safe as pre" if d == 0 else ("less safe than pre" if d > 0 else "safer than pre")
+    return out
+
+
+def _found_by(violations):
+    """technique -> fastest finding (seconds, what) and how many."""
+    by = {}
+    for e in violations:
+        b = by.setdefault(e.technique, {"seconds": e.seconds, "what": e.what, "count": 0, "detail": e.detail})
+        b["count"] += 1
+        if e.seconds < b["seconds"]:
+            b.update(seconds=e.seconds, what=e.what, detail=e.detail)
+    return by
+
+
+def _smallest(violations):
+    with_program = [e for e in violations if e.program]
+    if not with_program:
+        return None
+    e = min(with_program, key=lambda e: (e.ops, len(e.program), e.program))
+    return {"program": e.program, "ops": e.ops, "technique": e.technique, "what": e.what}
+
+
+def load_expected(path):
+    """'CELL VERDICT' per line; '#' comments."""
+    want = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#")[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            if len(parts) != 2 or parts[0] not in CELLS or parts[1] not in RANK:
+                raise ValueError(f"{path}:{n}: expected 'CELL VERDICT', got '{line}'")
+            want[parts[0]] = parts[1]
+    return want
+
+
+def compare(verdicts, expected):
+    """Cells whose verdict differs from the shipped expectation."""
+    return [(c, expected[c], verdicts[c]["verdict"]) for c in CELLS
+            if c in expected and verdicts[c]["verdict"] != expected[c]]

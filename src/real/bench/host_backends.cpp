@@ -57,20 +57,30 @@ private:
 };
 
 // An arena fixes its user address at the first mmap; every later mmap must
-// pass that address, MAP_FIXED, and the full length (toolchain.md §7). So
-// each worker owns an arena: threads cannot share one address.
+// pass that address and the full length (toolchain.md §7). So each worker
+// owns an arena, makes its first mapping when created - before any producer
+// runs, so no two arenas can be given the same free range - and remaps with
+// MAP_FIXED_NOREPLACE: never over another thread's mapping.
 class ArenaWorker final : public Worker {
 public:
-	ArenaWorker(UniqueFd fd, uint64_t len) : fd_(std::move(fd)), len_(len) {}
+	ArenaWorker(UniqueFd fd, uint64_t len, void *first) : fd_(std::move(fd)), len_(len), addr_(first) {}
+	~ArenaWorker() override
+	{
+		if (held_)
+			::munmap(addr_, len_);
+	}
 	void *map(bool populate, std::string *err) override
 	{
-		int flags = MAP_SHARED | (populate ? MAP_POPULATE : 0) | (addr_ ? MAP_FIXED : 0);
+		if (held_) {  // the creation mapping: drop it, then map as every time
+			::munmap(addr_, len_);
+			held_ = false;
+		}
+		int flags = MAP_SHARED | MAP_FIXED_NOREPLACE | (populate ? MAP_POPULATE : 0);
 		void *p = ::mmap(addr_, len_, PROT_READ | PROT_WRITE, flags, fd_.get(), 0);
 		if (p == MAP_FAILED) {
-			*err = errno_text("mmap(arena)");
+			*err = errno_text("mmap(arena at its fixed address)");
 			return nullptr;
 		}
-		addr_ = p;
 		return p;
 	}
 	bool unmap(void *addr, std::string *err) override
@@ -84,7 +94,8 @@ public:
 private:
 	UniqueFd fd_;
 	uint64_t len_;
-	void *addr_ = nullptr;
+	void *addr_;
+	bool held_ = true;
 };
 
 class ArenaBackend final : public Backend {
@@ -97,7 +108,13 @@ public:
 			*err = std::string("bpf(BPF_MAP_CREATE arena): ") + strerror(-fd);
 			return nullptr;
 		}
-		return std::make_unique<ArenaWorker>(UniqueFd(fd), g_.mmap_bytes());
+		UniqueFd owned(fd);
+		void *first = ::mmap(nullptr, g_.mmap_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (first == MAP_FAILED) {
+			*err = errno_text("mmap(arena)");
+			return nullptr;
+		}
+		return std::make_unique<ArenaWorker>(std::move(owned), g_.mmap_bytes(), first);
 	}
 
 private:

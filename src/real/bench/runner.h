@@ -29,8 +29,11 @@ struct RunResult {
 };
 
 // The sample period: 1 s as in bench.c, or duration/5 for short runs so that
-// the stddev has samples. The measured phase ends at duration and once at
-// least one op per producer completed (slow points: one op can exceed it).
+// the stddev has samples. The measured phase ends at duration and once every
+// producer completed an op that started in it (slow points: one op can
+// outlast the whole duration). The mean is each producer's measured ops over
+// the time they took, summed (equal to bench.c's hits/s when ops are short,
+// unbiased when they are long); the stddev is over the sample periods.
 RunResult run_bench(Backend &, const Geometry &, const Pattern &, const Timing &);
 
 // "arraymap-mmap: throughput: X +/- Y M ops/s, latency: Z ns/op"

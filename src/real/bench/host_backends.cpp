@@ -15,26 +15,33 @@ namespace fl::bench {
 
 namespace {
 
+// mmap(addr, len, RW, flags, fd, 0); nullptr and *err ("what: strerror").
+void *map_rw(void *addr, uint64_t len, int flags, int fd, const char *what, std::string *err)
+{
+	void *p = ::mmap(addr, len, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p != MAP_FAILED)
+		return p;
+	*err = errno_text(what);
+	return nullptr;
+}
+
+bool unmap_len(void *addr, uint64_t len, std::string *err)
+{
+	if (::munmap(addr, len) == 0)
+		return true;
+	*err = errno_text("munmap");
+	return false;
+}
+
 // mmap(NULL, len, RW, flags, fd, 0) and munmap: bpf-array, memfd and anon.
 class PlainWorker final : public Worker {
 public:
 	PlainWorker(int fd, uint64_t len, int flags) : fd_(fd), len_(len), flags_(flags) {}
 	void *map(bool populate, std::string *err) override
 	{
-		void *p = ::mmap(nullptr, len_, PROT_READ | PROT_WRITE, flags_ | (populate ? MAP_POPULATE : 0), fd_, 0);
-		if (p == MAP_FAILED) {
-			*err = errno_text("mmap");
-			return nullptr;
-		}
-		return p;
+		return map_rw(nullptr, len_, flags_ | (populate ? MAP_POPULATE : 0), fd_, "mmap", err);
 	}
-	bool unmap(void *addr, std::string *err) override
-	{
-		if (::munmap(addr, len_) == 0)
-			return true;
-		*err = errno_text("munmap");
-		return false;
-	}
+	bool unmap(void *addr, std::string *err) override { return unmap_len(addr, len_, err); }
 
 private:
 	int fd_;
@@ -76,20 +83,9 @@ public:
 			held_ = false;
 		}
 		int flags = MAP_SHARED | MAP_FIXED_NOREPLACE | (populate ? MAP_POPULATE : 0);
-		void *p = ::mmap(addr_, len_, PROT_READ | PROT_WRITE, flags, fd_.get(), 0);
-		if (p == MAP_FAILED) {
-			*err = errno_text("mmap(arena at its fixed address)");
-			return nullptr;
-		}
-		return p;
+		return map_rw(addr_, len_, flags, fd_.get(), "mmap(arena at its fixed address)", err);
 	}
-	bool unmap(void *addr, std::string *err) override
-	{
-		if (::munmap(addr, len_) == 0)
-			return true;
-		*err = errno_text("munmap(arena)");
-		return false;
-	}
+	bool unmap(void *addr, std::string *err) override { return unmap_len(addr, len_, err); }
 
 private:
 	UniqueFd fd_;
@@ -109,11 +105,9 @@ public:
 			return nullptr;
 		}
 		UniqueFd owned(fd);
-		void *first = ::mmap(nullptr, g_.mmap_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (first == MAP_FAILED) {
-			*err = errno_text("mmap(arena)");
+		void *first = map_rw(nullptr, g_.mmap_bytes(), MAP_SHARED, fd, "mmap(arena)", err);
+		if (!first)
 			return nullptr;
-		}
 		return std::make_unique<ArenaWorker>(std::move(owned), g_.mmap_bytes(), first);
 	}
 

@@ -25,8 +25,10 @@ int run_one(const Options &o)
 	const Geometry &g = o.geometry;
 	const Pattern pat = o.pattern();
 	const bool ported = o.backend == "uffd" || o.backend == "model";
-	printf("backend: %s%s, pattern: %s, array map: %u entries, mmap size %llu bytes (%llu pages)\n",
+	printf("backend: %s%s, pattern: %s (%llu pages touched), array map: %u entries, mmap size %llu bytes "
+	       "(%llu pages)\n",
 	       o.backend.c_str(), ported ? (" " + level_name(o.level)).c_str() : "", pat.name().c_str(),
+	       (unsigned long long)pat.touch_pages,
 	       g.max_entries(), (unsigned long long)g.mmap_bytes(), (unsigned long long)g.pages());
 	printf("  nr_threads: %d, map_size: %llu\n", o.timing.producers, (unsigned long long)g.map_bytes);
 	if (o.backend == "model") {

@@ -2,6 +2,7 @@
 #include "real/bench/uffd_backend.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -90,6 +91,10 @@ UffdBackend::~UffdBackend()
 void *UffdBackend::map_at(uint64_t pgoff, uint64_t len, bool populate, std::string *err)
 {
 	const bool eager = lvl_.patch == Patch::pre;
+	if (pgoff > (uint64_t(INT64_MAX) - len) / g_.page_size) {
+		*err = "mmap: pgoff " + std::to_string(pgoff) + " is beyond the host's file offsets";
+		return nullptr;
+	}
 	void *p;
 	{
 		std::lock_guard lk(mu_);

@@ -79,6 +79,11 @@ def main(argv):
         progress.note(f"setup: fuzz targets {'built' if built else 'FAILED: ' + last} in {progress.elapsed():.0f} s")
         if not built:
             return 1
+    if "bench" in a.only:
+        progress.begin("setup", "building faultline-bench (release preset)")
+        built, last = extra.build_bench(run)
+        if not built:
+            progress.note(f"setup: faultline-bench did not build ({last}); the bench will be skipped")
     setup_seconds = progress.restart()
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
     results = []
@@ -109,6 +114,7 @@ def main(argv):
             "budget": a.budget, "elapsed": progress.elapsed(), "setup": setup_seconds, "seed": a.seed,
             "outcome": "verdicts as expected" if ok else
             f"{len(mismatches)} verdicts differ, {len(failed)} techniques failed, {len(harness)} harness problems",
+            "report_dir": run.report,
             "differences": next((r.metrics.get("differences", {}) for r in results if r.technique == "corpus"), {})}
     plots = [("Fuzz coverage over time", report.fuzz_coverage_plots(
         next((r.metrics["tasks"] for r in results if r.technique == "fuzz" and "tasks" in r.metrics), [])))]

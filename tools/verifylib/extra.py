@@ -1,16 +1,87 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The real-kernel techniques of faultline verify: the host-kernel oracle and
 the bench (cost figures). Both need privileges and skip cleanly without."""
-from .techniques import Result
+import json
+import os
+import subprocess
+
+from .techniques import Result, _run_logged
+
+BENCH = ("build", "release", "src", "real", "bench", "faultline-bench")
 
 
 def run_oracle(run, seconds):
     return Result("oracle", "skipped", "the host-kernel oracle is not built yet")
 
 
+def build_bench(run):
+    """Setup, outside the budget: faultline-bench in the optimised build
+    (sanitizers would distort the timings)."""
+    for argv in (["cmake", "--preset", "release"], ["cmake", "--build", "--preset", "release", "--target",
+                                                     "faultline-bench"]):
+        r = subprocess.run(argv, cwd=run.root, capture_output=True, text=True)
+        if r.returncode:
+            return False, (r.stdout + r.stderr).strip().splitlines()[-1:]
+    return True, ""
+
+
 def run_bench(run, seconds):
-    return Result("bench", "skipped", "the bench is not built yet")
+    """A short matrix: one producer, 1/8/64 MiB, the four access patterns,
+    every backend (real ones skip themselves without privileges)."""
+    binary = run.tool(*BENCH)
+    if not os.access(binary, os.X_OK):
+        return Result("bench", "skipped", "faultline-bench was not built")
+    out = run.out("bench", "matrix.json")
+    duration = "0.2" if run.quick else "0.4"
+    rc, text, log = _run_logged(run, "bench", [binary, "--matrix", "-d", duration, "-w", "0.1", "--threads", "1",
+                                               "--out", os.path.dirname(out)], seconds * 4,
+                                on_line=lambda line: run.progress.update(line[:100]))
+    if rc != 0 or not os.path.exists(out):
+        return Result("bench", "failed", f"faultline-bench exited {rc}", log=run.rel(log))
+    with open(out) as f:
+        points = json.load(f)["points"]
+    skipped = sorted({p["backend"] + ": " + p.get("reason", "skipped") for p in points if p["status"] != "ok"})
+    return Result("bench", "ran", "; ".join(skipped)[:300], log=run.rel(log),
+                  metrics={"points": points, "svgs": sorted(f for f in os.listdir(os.path.dirname(out))
+                                                            if f.endswith(".svg"))})
 
 
 def add_sections(results, meta, plots):
-    """Adds the bench's plots and cost table to the report, when it ran."""
+    """The bench's plots and cost tables, when it ran."""
+    bench = next((r for r in results if r.technique == "bench" and r.status == "ran"), None)
+    if not bench:
+        return
+    svgs = []
+    for name in bench.metrics["svgs"]:
+        with open(os.path.join(meta["report_dir"], "bench", name)) as f:
+            svgs.append(f.read())
+    plots.append(("Cost: mmap+munmap latency against map size (log-log, one producer)", svgs))
+    points = bench.metrics["points"]
+    timed = [p for p in points if p["backend"] != "model" and p["status"] == "ok"]
+    sizes = sorted({p["map_bytes"] for p in timed})
+    rows = ["<table><tr><th>backend</th><th>pattern</th>" +
+            "".join(f"<th>{s >> 20} MiB (µs)</th>" for s in sizes) + "<th>64/1 MiB</th></tr>"]
+    md = ["## Cost (bench, one producer, µs per op)", "",
+          "| backend | pattern | " + " | ".join(f"{s >> 20} MiB" for s in sizes) + " |",
+          "|---|---|" + "---|" * len(sizes)]
+    for backend in dict.fromkeys(p["backend"] for p in timed):
+        for pattern in dict.fromkeys(p["pattern"] for p in timed):
+            lat = {p["map_bytes"]: p["latency_ns"] / 1000 for p in timed
+                   if p["backend"] == backend and p["pattern"] == pattern}
+            if not lat:
+                continue
+            ratio = f"{lat[sizes[-1]] / lat[sizes[0]]:.1f}x" if sizes[0] in lat and sizes[-1] in lat else ""
+            rows.append(f"<tr><td>{backend}</td><td>{pattern}</td>" +
+                        "".join(f"<td>{lat.get(s, float('nan')):.1f}</td>" for s in sizes) + f"<td>{ratio}</td></tr>")
+            md.append(f"| {backend} | {pattern} | " + " | ".join(f"{lat.get(s, float('nan')):.1f}" for s in sizes) + " |")
+    rows.append("</table>")
+    model = [p for p in points if p["backend"] == "model" and p["status"] == "ok" and p["map_bytes"] == 8 << 20]
+    if model:
+        keys = list(model[0]["counts"])
+        rows.append("<p>The model (the port), 8 MiB, counts per op:</p><table><tr><th>level</th><th>pattern</th>" +
+                    "".join(f"<th>{k}</th>" for k in keys) + "</tr>")
+        rows += [f"<tr><td>{p['level']}</td><td>{p['pattern']}</td>" +
+                 "".join(f"<td>{p['counts'][k]}</td>" for k in keys) + "</tr>" for p in model]
+        rows.append("</table>")
+    meta.setdefault("extra_html", []).append(("Cost figures", "".join(rows)))
+    meta.setdefault("extra_md", []).append(md)

@@ -125,7 +125,8 @@ def write_index_html(path, meta, verdicts, expected, results, plots):
                          f"<a href='{escape(example)}'>{escape(example)}</a></li>")
         h.append("</ul>")
     for title, svgs in plots:
-        h.append(f"<h2>{escape(title)}</h2><div class='plots'>{''.join(svgs)}</div>")
+        if svgs:
+            h.append(f"<h2>{escape(title)}</h2><div class='plots'>{''.join(svgs)}</div>")
     for title, html in meta.get("extra_html", []):
         h.append(f"<h2>{escape(title)}</h2>{html}")
     findings = sorted({e.program for r in results for e in r.evidence if e.program})

@@ -58,11 +58,16 @@ ROOTFS=$CACHE/bookworm-rootfs
 LOG=$CACHE/build.log
 
 # This VM: cgroup v1 hybrid (crun refuses it, runc works) and no
-# CAP_SYS_RESOURCE (container rlimits must stay below the hard limits).
-# A private containers.conf changes nothing system-wide.
-half_limit() { local n=$1; [ "$n" = unlimited ] && n=131072; echo $((n / 2)); }
-NOFILE=$(half_limit "$(ulimit -Hn)")
-NPROC=$(half_limit "$(ulimit -Hu)")
+# CAP_SYS_RESOURCE: container rlimits must stay well below the hard limits
+# (nproc 48182 of a hard 96365 was refused, 20000 worked), so take the
+# smaller of half the hard limit and a modest cap. A private
+# containers.conf changes nothing system-wide.
+small_limit() {  # HARD CAP
+	local n=$1; [ "$n" = unlimited ] && n=$2
+	n=$((n / 2)); echo $((n < $2 ? n : $2))
+}
+NOFILE=$(small_limit "$(ulimit -Hn)" 10000)
+NPROC=$(small_limit "$(ulimit -Hu)" 9000)
 cat >"$CACHE/containers.conf" <<EOF
 [containers]
 default_ulimits = ["nofile=$NOFILE:$NOFILE", "nproc=$NPROC:$NPROC"]

@@ -49,8 +49,9 @@ for p in podman buildah runc debootstrap uidmap; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	say "installing: ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+		{ say "FAIL: could not install ${missing[*]}"; exit 1; }
 fi
 
 mkdir -p "$CACHE"
@@ -148,12 +149,15 @@ fi
 # 3. The image. The host network only lets apt reach the mirror (the
 # default CNI bridge needs more than this VM offers); nothing is pulled.
 t=$SECONDS
-build_args=(--pull=never --network=host --runtime runc "${ULIMITS[@]}" --build-arg "BASE=$BASE_IMAGE" -t "$IMAGE")
+build_args=(--pull=never --network=host --runtime runc "${ULIMITS[@]}" --build-arg "BASE=$BASE_IMAGE"
+	--label org.faultline.check=1 -t "$IMAGE")
 [ $FRESH -eq 1 ] && build_args+=(--no-cache)
 say "podman build (runs ./faultline test inside; log: $LOG)"
 if nice podman build "${build_args[@]}" . 2>&1 | tee "$LOG"; then
 	pass "build: $IMAGE, $(podman image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%d MB", $1 / 1e6}')" $t
 	grep -E 'tests passed|test finished' "$LOG" | sed 's/^/[podman-check]   /' || true
+	# The image this run replaced (untagged now) and its layers: GBs each.
+	podman image prune -f --filter label=org.faultline.check=1 >/dev/null || true
 else
 	fail build $t "see $LOG"
 	exit 1

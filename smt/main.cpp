@@ -8,6 +8,7 @@
 // Exit 0 iff every row matches its expectation (and every counterexample
 // replayed), 1 otherwise, 2 on bad options.
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -78,11 +79,27 @@ Outcome check(z3::solver &s)
 	auto t0 = std::chrono::steady_clock::now();
 	z3::check_result r = s.check();
 	auto t1 = std::chrono::steady_clock::now();
-	z3::stats st = s.statistics();
-	for (unsigned i = 0; i < st.size(); i++)
-		if (st.key(i) == "rlimit count")
-			std::fprintf(stderr, "RLIMIT %u\n", st.uint_value(i));
 	return {r, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+}
+
+// A row's verdict. Obligation 6 is two queries: its own (the fault-around
+// window stays inside one PTE table and inside the VMA, whose window slot
+// j maps VMA page i + j - pte_off: no geometry, no bound) and obligation 1
+// for v3 in the same configuration (every VMA page's kernel offset is in the
+// visible data). Together they are obligation 6; alone, the combined query
+// took seconds per row.
+Outcome check_row(z3::context &ctx, const Setup &st, const z3::params &p, Query &q)
+{
+	Outcome o = check(q.solver);
+	if (st.obligation == 6 && o.res == z3::unsat) {
+		Setup s1 = st;
+		s1.obligation = 1;
+		Query q1 = build_query(ctx, s1);
+		q1.solver.set(p);
+		Outcome o1 = check(q1.solver);
+		o = {o1.res, o.ms + o1.ms};
+	}
+	return o;
 }
 
 // the solver's script, with its (check-sat) replaced by the tactic the
@@ -218,13 +235,17 @@ int main(int argc, char **argv)
 		Query q = build_query(ctx, st);
 		z3::params p(ctx);
 		p.set("timeout", timeout_ms);
+		/* the verdict needs no model (replay_model re-solves), and
+		 * building one through the tactics' model converters cost up to
+		 * seconds on some sat rows */
+		p.set("model", false);
 		q.solver.set(p);
 		auto it = expected.find(st.key());
 		std::string want = it == expected.end() ? "(no expectation)" : it->second;
 		if (!emit_dir.empty())
 			emit(emit_dir, q, want.rfind("cex", 0) == 0 ? "sat" : want == "proved" ? "unsat" : "unknown");
 
-		Outcome o = check(q.solver);
+		Outcome o = check_row(ctx, st, p, q);
 		total_ms += o.ms;
 		std::string result = o.res == z3::unsat ? "proved" : o.res == z3::sat ? "cex" : "unknown";
 		std::string detail;
@@ -243,7 +264,7 @@ int main(int argc, char **argv)
 						std::string w = want.find("rescue=range") != std::string::npos ? "unsat" : "sat";
 						emit(emit_dir, rq, w);
 					}
-					Outcome ro = check(rq.solver);
+					Outcome ro = check_row(ctx, rs, p, rq);
 					total_ms += ro.ms;
 					if (ro.res == z3::unsat) {
 						rescue = to_string(a);

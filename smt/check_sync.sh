@@ -10,5 +10,5 @@ prove=$1 shipped=$2
 shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$prove" --emit "$tmp" "$@" >/dev/null
+"$prove" --emit "$tmp" --emit-only "$@" >/dev/null || exit 1
 python3 "$(dirname "$0")/canon_smt2.py" "$tmp" "$shipped" $([ $# -eq 0 ] && echo --all)

@@ -58,7 +58,8 @@ struct Query {
 	z3::solver solver;  // asserts the negated property: unsat = proved
 	Vars v;
 	// Extra constraints that make a model replayable on the machine (small
-	// map, short VMA; value_size 8 keeps the product linear), and a
+	// map, short VMA; value_size 8 and bypass_spec_v1 keep the exact
+	// geometry linear: alloc = product = 8 * max_entries), and a
 	// preference (the kernel offset lands on the header page, which the
 	// port flags as foreign_page) tried first.
 	std::vector<z3::expr> small, small8, prefer;

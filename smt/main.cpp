@@ -4,7 +4,9 @@
 // writes every query as a standalone .smt2 script.
 //
 //	faultline-prove [--patch P] [--arch 32|64] [--obligation N] [--emit DIR]
-//	                [--expected FILE] [--timeout MS (per query, 60000)] [--verbose]
+//	                [--expected FILE] [--timeout MS (per query, 60000)] [--emit-only]
+//	                [--verbose]
+// --emit-only writes the scripts (and no .fl models) without solving.
 // Exit 0 iff every row matches its expectation (and every counterexample
 // replayed), 1 otherwise, 2 on bad options.
 #include <chrono>
@@ -44,7 +46,7 @@ const char *kAssumeText[] = {
 int usage(const char *msg)
 {
 	std::fprintf(stderr, "faultline-prove: %s\nusage: faultline-prove [--patch pre|v1|v2|v3] "
-			     "[--arch 32|64] [--obligation 1-6] [--emit DIR] [--expected FILE] [--timeout MS] [--verbose]\n",
+			     "[--arch 32|64] [--obligation 1-6] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose]\n",
 		     msg);
 	return 2;
 }
@@ -175,7 +177,7 @@ int main(int argc, char **argv)
 	std::optional<unsigned> bits;
 	int obligation = 0;
 	std::string emit_dir, expected_path = FL_SMT_DIR "/expected";
-	bool verbose = false;
+	bool verbose = false, emit_only = false;
 	unsigned timeout_ms = 60000;
 
 	for (int i = 1; i < argc; i++) {
@@ -205,6 +207,8 @@ int main(int argc, char **argv)
 			if (!v)
 				return usage("--expected wants a file");
 			expected_path = v;
+		} else if (a == "--emit-only") {  /* write the scripts, solve nothing */
+			emit_only = true;
 		} else if (a == "--timeout") {
 			const char *v = arg();
 			int ms = v ? std::atoi(v) : 0;
@@ -220,6 +224,9 @@ int main(int argc, char **argv)
 			return usage(("unknown option " + a).c_str());
 		}
 	}
+
+	if (emit_only && emit_dir.empty())
+		return usage("--emit-only wants --emit DIR");
 
 	bool have_expected;
 	auto expected = load_expected(expected_path, &have_expected);
@@ -254,8 +261,17 @@ int main(int argc, char **argv)
 		q.solver.set(p);
 		auto it = expected.find(st.key());
 		std::string want = it == expected.end() ? "(no expectation)" : it->second;
-		if (!emit_dir.empty())
+		if (!emit_dir.empty()) {
 			emit(emit_dir, q, want.rfind("cex", 0) == 0 ? "sat" : want == "proved" ? "unsat" : "unknown");
+			if (want.find("rescue=") != std::string::npos) {  /* the `range` query it asks */
+				Setup rs = st;
+				rs.assume = Assume::range;
+				Query rq = build_query(ctx, rs);
+				emit(emit_dir, rq, want.find("rescue=range") != std::string::npos ? "unsat" : "sat");
+			}
+		}
+		if (emit_only)
+			continue;
 
 		Outcome o = check_row(ctx, st, p, q);
 		total_ms += o.ms;
@@ -272,10 +288,6 @@ int main(int argc, char **argv)
 					rs.assume = a;
 					Query rq = build_query(ctx, rs);
 					rq.solver.set(p);
-					if (!emit_dir.empty() && a == Assume::range) {
-						std::string w = want.find("rescue=range") != std::string::npos ? "unsat" : "sat";
-						emit(emit_dir, rq, w);
-					}
 					Outcome ro = check_row(ctx, rs, p, rq);
 					total_ms += ro.ms;
 					if (ro.res == z3::unsat) {
@@ -309,6 +321,10 @@ int main(int argc, char **argv)
 			    st.level ? to_string(*st.level) : "any", st.bits, st.shift == 12 ? "4k" : "64k",
 			    to_string(st.assume), result.c_str(), o.ms,
 			    result == want ? "" : ("MISMATCH, expected " + want + "  ").c_str(), detail.c_str());
+	}
+	if (emit_only) {
+		std::printf("%d rows: scripts written to %s\n", rows, emit_dir.c_str());
+		return 0;
 	}
 	double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 	std::printf("%d rows, %d mismatched; solver %.2f s, wall %.2f s\n", rows, bad, total_ms / 1000, wall);

@@ -340,7 +340,7 @@ Query build_query(z3::context &c, const Setup &st, bool exact)
 		// replayable: a small map and a short VMA; preferred: the bad page is
 		// the bpf_array header page (offset 0), which the port flags at once
 		q.small = {vs.v <= 4096, me.v <= 4096, len.v <= c.int_val((uint64_t)16 << k.s)};
-		q.small8 = {vs.v == 8};
+		q.small8 = {vs.v == 8, q.v.bypass};  /* linear: product = 8 * max_entries = alloc */
 		if (st.obligation != 2)
 			q.prefer = {q.v.koff == 0};
 	}

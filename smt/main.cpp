@@ -10,7 +10,6 @@
 // Exit 0 iff every row matches its expectation (and every counterexample
 // replayed), 1 otherwise, 2 on bad options.
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -128,7 +127,8 @@ void emit(const std::string &dir, Query &q, std::string expected_answer)
 	    << st.bits << " (unsigned long = " << st.bits << " bits), page "
 	    << (st.shift == 12 ? "4k" : "64k") << " (PAGE_SHIFT " << st.shift << "), hdr_pgoff 1\n"
 	    << "; assumption: " << kAssumeText[int(st.assume)] << "\n"
-	    << "; geometry: value_size, max_entries, bypass_spec_v1 symbolic\n"
+	    << "; geometry: visible and array_size symbolic, bound by the facts every map has\n"
+	    << ";   (any value_size, max_entries, bypass_spec_v1; smt/obligations.cpp)\n"
 	    << "; the negated property is asserted: unsat = proved, sat = counterexample\n"
 	    << (st.obligation == 6 ? "; this is the window part (one PTE table, inside the VMA), the same for every\n"
 				     "; assumption; the visible-data part is o1-v3 of the same configuration\n"

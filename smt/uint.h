@@ -6,11 +6,12 @@
 // values" of issue 5 come for free.
 //
 // Why not bit-vectors: the same formulas over QF_BV took 0.2-5 s per query
-// (bit-blasting chains of 64-bit adders and comparators), the table 3+
-// minutes; as linear integer arithmetic with mod/div by constants (which
-// the encoding below is, decided exactly by Z3's arith solver) they take
-// milliseconds. The encoding is exact, not an abstraction: a model of one is
-// a model of the other.
+// (bit-blasting chains of 64-bit adders and comparators; the table took
+// over 3 minutes with 17 rows timing out); as linear integer arithmetic
+// with mod/div by constants, decided by Z3's arithmetic solver after
+// purify-arith (kmodel.h kTactic), most take milliseconds. The encoding is
+// exact, not an abstraction: x mod 2^w is what unsigned C arithmetic
+// computes, so a model of one is a model of the other.
 #pragma once
 
 #include <z3++.h>

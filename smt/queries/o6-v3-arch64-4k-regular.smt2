@@ -2,7 +2,8 @@
 ; faultline obligation 6: v3 fault-around window
 ; configuration: level v3, arch64 (unsigned long = 64 bits), page 4k (PAGE_SHIFT 12), hdr_pgoff 1
 ; assumption: regular: do_mmap pgoff-wrap check + file_mmap_ok(MAX_LFS_FILESIZE) + reachable vm_pgoff
-; geometry: value_size, max_entries, bypass_spec_v1 symbolic
+; geometry: visible and array_size symbolic, bound by the facts every map has
+;   (any value_size, max_entries, bypass_spec_v1; smt/obligations.cpp)
 ; the negated property is asserted: unsat = proved, sat = counterexample
 ; this is the window part (one PTE table, inside the VMA), the same for every
 ; assumption; the visible-data part is o1-v3 of the same configuration

@@ -28,34 +28,34 @@ const char *to_string(Assume a)
 //  32-bit sys_mmap_pgoff (mmap2): a 32-bit count of 4096-byte units,
 //    rescaled: vm_pgoff = pgoff >> (PAGE_SHIFT - 12) < 2^(44-PAGE_SHIFT)
 //    (every 32-bit value at 4K).
-static expr reachable_pgoff(z3::context &c, unsigned bits, unsigned shift, const expr &pgoff)
+static expr reachable_pgoff(z3::context &c, unsigned shift, const UInt &pgoff)
 {
+	unsigned bits = pgoff.bits;
 	unsigned limit_log2 = bits == 64 ? 64 - shift : 32 + 12 - shift;
 	if (limit_log2 >= bits)
 		return c.bool_val(true);
-	return z3::ult(pgoff, c.bv_val((uint64_t)1 << limit_log2, bits));
+	return pgoff.v < two_to(c, limit_log2);
 }
 
 // mm/mmap.c do_mmap: "offset overflow?"
 //	if ((pgoff + (len >> PAGE_SHIFT)) < pgoff) return -EOVERFLOW;
 // computed in unsigned long.
-static expr no_pgoff_wrap(unsigned shift, const expr &pgoff, const expr &len)
+static expr no_pgoff_wrap(unsigned shift, const UInt &pgoff, const UInt &len)
 {
-	return z3::uge(pgoff + z3::lshr(len, (int)shift), pgoff);
+	return !ult(pgoff + (len >> shift), pgoff);
 }
 
 // include/linux/fs.h file_mmap_ok (u64 maxsize):
 //	if (maxsize && len > maxsize) return false;
 //	maxsize -= len;
 //	if (pgoff > maxsize >> PAGE_SHIFT) return false;
-static expr file_mmap_ok(z3::context &c, unsigned bits, unsigned shift, uint64_t maxsize,
-			 const expr &pgoff, const expr &len)
+static expr file_mmap_ok(z3::context &c, unsigned shift, uint64_t maxsize, const UInt &pgoff,
+			 const UInt &len)
 {
-	expr len64 = bits == 64 ? len : z3::zext(len, 64 - bits);
-	expr pgoff64 = bits == 64 ? pgoff : z3::zext(pgoff, 64 - bits);
-	expr max = c.bv_val(maxsize, 64);
-	expr fits = maxsize ? z3::ule(len64, max) : c.bool_val(true);
-	return fits && z3::ule(pgoff64, z3::lshr(max - len64, (int)shift));
+	UInt len64 = to_width(len, 64), pgoff64 = to_width(pgoff, 64);
+	UInt max = uconst(c, maxsize, 64);
+	expr fits = maxsize ? ule(len64, max) : c.bool_val(true);
+	return fits && ule(pgoff64, (max - len64) >> shift);
 }
 
 // file_mmap_size_max: the typeless anon inode a BPF map fd sits on gets
@@ -70,21 +70,21 @@ static uint64_t max_lfs_filesize(unsigned bits, unsigned shift)
 	return bits == 64 ? 0x7fffffffffffffffull : 0xffffffffull << shift;
 }
 
-expr assumption(Assume a, z3::context &c, unsigned bits, unsigned shift, const expr &pgoff,
-		const expr &len)
+expr assumption(Assume a, z3::context &c, unsigned shift, const UInt &pgoff, const UInt &len)
 {
+	unsigned bits = pgoff.bits;
 	switch (a) {
 	case Assume::direct:  /* any VMA reaches f_op->mmap */
 	case Assume::none:
 		return c.bool_val(true);
 	case Assume::range:
-		return reachable_pgoff(c, bits, shift, pgoff);
+		return reachable_pgoff(c, shift, pgoff);
 	case Assume::anon:
-		return reachable_pgoff(c, bits, shift, pgoff) && no_pgoff_wrap(shift, pgoff, len) &&
-		       file_mmap_ok(c, bits, shift, ulong_max(bits), pgoff, len);
+		return reachable_pgoff(c, shift, pgoff) && no_pgoff_wrap(shift, pgoff, len) &&
+		       file_mmap_ok(c, shift, ulong_max(bits), pgoff, len);
 	case Assume::regular:
-		return reachable_pgoff(c, bits, shift, pgoff) && no_pgoff_wrap(shift, pgoff, len) &&
-		       file_mmap_ok(c, bits, shift, max_lfs_filesize(bits, shift), pgoff, len);
+		return reachable_pgoff(c, shift, pgoff) && no_pgoff_wrap(shift, pgoff, len) &&
+		       file_mmap_ok(c, shift, max_lfs_filesize(bits, shift), pgoff, len);
 	}
 	return c.bool_val(true);
 }

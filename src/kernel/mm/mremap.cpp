@@ -58,7 +58,7 @@ static ulong move_vma(vm_area_struct *vma, ulong old_addr, ulong old_len, ulong 
 	BUG_ON(err);  /* no BPF vmops have ->mremap */
 
 	if (flags & MREMAP_DONTUNMAP)
-		return new_addr;  /* unreachable: DONTUNMAP is refused for VM_DONTEXPAND */
+		return new_addr;  /* anonymous only: DONTUNMAP is refused for VM_DONTEXPAND */
 
 	if (do_munmap(mm, old_addr, old_len) < 0) {
 		/* OOM: unable to split vma, just get accounts right */
@@ -105,8 +105,22 @@ static vm_area_struct *vma_to_resize(ulong addr, ulong old_len, ulong new_len, u
 	if (vma->vm_flags & (VM_DONTEXPAND | VM_PFNMAP))
 		return ERR_PTR<vm_area_struct>(-EFAULT);
 
-	/* anonymous reservations may grow in place only: not modelled */
-	return ERR_PTR<vm_area_struct>(-ENOMEM);
+	/* mlock_future_ok / may_expand_vm: no limits in the machine */
+	return vma;
+}
+
+// mm/mremap.c: vma_expandable
+static int vma_expandable(vm_area_struct *vma, ulong delta)
+{
+	ulong end = vma->vm_end + delta;
+
+	if (end < vma->vm_end) /* overflow */
+		return 0;
+	if (find_vma_intersection(vma->vm_mm, vma->vm_end, end))
+		return 0;
+	if (get_unmapped_area(nullptr, vma->vm_start, end - vma->vm_start, 0, MAP_FIXED) & ~PAGE_MASK)
+		return 0;
+	return 1;
 }
 
 // mm/mremap.c: mremap_to
@@ -248,7 +262,38 @@ ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong ne
 		ret = PTR_ERR(vma);
 		goto out;
 	}
-	ret = -ENOMEM;  /* unreachable for BPF mappings (VM_DONTEXPAND) */
+	/* from here on only anonymous reservations: BPF mappings are VM_DONTEXPAND */
+
+	/* old_len exactly to the end of the area.. */
+	if (old_len == vma->vm_end - addr) {
+		/* can we just expand the current mapping? (vma_merge_extend;
+		 * merging with a neighbour is not modelled) */
+		if (vma_expandable(vma, new_len - old_len)) {
+			vma->vm_end = addr + new_len;
+			ret = addr;
+			goto out;
+		}
+	}
+
+	/*
+	 * We weren't able to just expand or shrink the area,
+	 * we need to create a new one and move it..
+	 */
+	ret = -ENOMEM;
+	if (flags & MREMAP_MAYMOVE) {
+		ulong map_flags = 0;
+		if (vma->vm_flags & VM_MAYSHARE)
+			map_flags |= MAP_SHARED;
+
+		new_addr = get_unmapped_area(vma->vm_file, 0, new_len,
+					     vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT),
+					     map_flags);
+		if (IS_ERR_VALUE(new_addr)) {
+			ret = new_addr;
+			goto out;
+		}
+		ret = move_vma(vma, addr, old_len, new_len, new_addr, flags);
+	}
 out:
 	return ret;
 }

@@ -11,6 +11,7 @@ const char *to_string(HostDifference d)
 	case HostDifference::smaps_unmodelled_flags: return "smaps_unmodelled_flags";
 	case HostDifference::anon_vma_merge: return "anon_vma_merge";
 	case HostDifference::anon_pages_unmodelled: return "anon_pages_unmodelled";
+	case HostDifference::mremap_multi_vma: return "mremap_multi_vma";
 	}
 	return "?";
 }
@@ -37,6 +38,13 @@ const char *describe(HostDifference d)
 		       "reservations for MAP_FIXED targets). After mprotect makes a reservation "
 		       "accessible, the host reads zeros and keeps stores; the port raises SIGSEGV. "
 		       "Not the BPF fault path. The oracle stops comparing a Program at the first such op.";
+	case HostDifference::mremap_multi_vma:
+		return "Since Linux 6.17 ('mm/mremap: permit mremap() move of multiple VMAs'; mremap(2): "
+		       "old_size may span multiple mappings and the gaps between them for a move with "
+		       "MREMAP_FIXED and old_size == new_size, or for a shrink) the host moves or shrinks "
+		       "such ranges; the port's mremap is the earlier single-VMA one ('We can't remap "
+		       "across vm area boundaries' -> -EFAULT). A VMA-layout rule, not the fault path. "
+		       "The oracle stops comparing a Program at the first such op.";
 	}
 	return "";
 }
@@ -73,6 +81,14 @@ std::optional<HostDifference> port_scope(const Machine &m, const Op &op, uint64_
 		if (anonymous(m.smaps(op.proc, addr)) || anonymous(m.smaps(op.proc, addr + op.size - 1)))
 			return HostDifference::anon_pages_unmodelled;
 		return std::nullopt;
+	}
+	if (op.kind == OpKind::mremap && !(addr & (page - 1))) {
+		const uint64_t old_len = (op.len.resolve(page_shift) + page - 1) & ~(page - 1);
+		const uint64_t new_len = (op.new_len.resolve(page_shift) + page - 1) & ~(page - 1);
+		const bool fixed = op.flags & uapi::MREMAP_FIXED;
+		SmapsEntry s = m.smaps(op.proc, addr);
+		if (s.found && old_len > s.end - addr && ((fixed && old_len == new_len) || old_len > new_len))
+			return HostDifference::mremap_multi_vma;
 	}
 	if (op.kind != OpKind::mremap && op.kind != OpKind::munmap && op.kind != OpKind::mprotect &&
 	    op.kind != OpKind::madvise)

@@ -131,19 +131,7 @@ static ulong mremap_to(ulong addr, ulong old_len, ulong new_addr, ulong new_len,
 	ulong ret = -EINVAL;
 	ulong map_flags = 0;
 
-	if (offset_in_page(new_addr))
-		goto out;
-
-	if (new_len > mm->task_size || new_addr > mm->task_size - new_len)
-		goto out;
-
-	/* Ensure the old/new locations do not overlap */
-	if (addr + old_len > new_addr && new_addr + new_len > addr)
-		goto out;
-
-	if ((mm->map_count + 2) >= sysctl_max_map_count - 3)
-		return -ENOMEM;
-
+	/* the address checks are all in check_mremap_params() */
 	if (flags & MREMAP_FIXED) {
 		ret = do_munmap(mm, new_addr, new_len);
 		if (ret)
@@ -186,34 +174,23 @@ out:
 }
 
 /*
- * mm/mremap.c: SYSCALL_DEFINE5(mremap, ...) - expand (or shrink) an existing
- * mapping, potentially moving it at the same time.
+ * mm/mremap.c: check_mremap_params (v6.17 refactoring, "mm/mremap: permit
+ * mremap() move of multiple VMAs" series): every check on the arguments
+ * alone runs before the VMA is looked up. Found by the host oracle on
+ * 6.18: an overlapping MREMAP_FIXED move of an unmapped range is -EINVAL
+ * there, where the older order said -EFAULT.
  */
-ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong new_addr)
+static ulong check_mremap_params(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong new_addr)
 {
 	mm_struct *mm = current->mm;
-	vm_area_struct *vma;
-	ulong ret = -EINVAL;
 
+	/* Ensure no unexpected flag values. */
 	if (flags & ~(MREMAP_FIXED | MREMAP_MAYMOVE | MREMAP_DONTUNMAP))
-		return ret;
+		return -EINVAL;
 
-	if (flags & MREMAP_FIXED && !(flags & MREMAP_MAYMOVE))
-		return ret;
-
-	/*
-	 * MREMAP_DONTUNMAP is always a move and it does not allow resizing
-	 * in the process.
-	 */
-	if (flags & MREMAP_DONTUNMAP &&
-	    (!(flags & MREMAP_MAYMOVE) || old_len != new_len))
-		return ret;
-
+	/* Start address must be page-aligned. */
 	if (offset_in_page(addr))
-		return ret;
-
-	old_len = PAGE_ALIGN(old_len);
-	new_len = PAGE_ALIGN(new_len);
+		return -EINVAL;
 
 	/*
 	 * We allow a zero old-len as a special case
@@ -221,6 +198,61 @@ ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong ne
 	 * a zero new-len is nonsensical.
 	 */
 	if (!new_len)
+		return -EINVAL;
+
+	/* Is the new length silly? */
+	if (new_len > mm->task_size)
+		return -EINVAL;
+
+	/* Remainder of checks are for cases with specific new_addr. */
+	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)))
+		return 0;
+
+	/* Is the new address silly? */
+	if (new_addr > mm->task_size - new_len)
+		return -EINVAL;
+
+	/* The new address must be page-aligned. */
+	if (offset_in_page(new_addr))
+		return -EINVAL;
+
+	/* A fixed address implies a move. */
+	if (!(flags & MREMAP_MAYMOVE))
+		return -EINVAL;
+
+	/* MREMAP_DONTUNMAP does not allow resizing in the process. */
+	if (flags & MREMAP_DONTUNMAP && old_len != new_len)
+		return -EINVAL;
+
+	/* Target VMA must not overlap source VMA. */
+	if (addr + old_len > new_addr && new_addr + new_len > addr)
+		return -EINVAL;
+
+	/*
+	 * move_vma() need us to stay 4 maps below the threshold, otherwise
+	 * it will bail out at the end after failing to split.
+	 */
+	if ((mm->map_count + 2) >= sysctl_max_map_count - 3)
+		return -ENOMEM;
+
+	return 0;
+}
+
+/*
+ * mm/mremap.c: SYSCALL_DEFINE5(mremap, ...) - expand (or shrink) an existing
+ * mapping, potentially moving it at the same time.
+ */
+ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong new_addr)
+{
+	mm_struct *mm = current->mm;
+	vm_area_struct *vma;
+	ulong ret;
+
+	old_len = PAGE_ALIGN(old_len);
+	new_len = PAGE_ALIGN(new_len);
+
+	ret = check_mremap_params(addr, old_len, new_len, flags, new_addr);
+	if (ret)
 		return ret;
 
 	vma = vma_lookup(mm, addr);

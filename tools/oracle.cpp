@@ -178,6 +178,9 @@ int oracle_main(const std::vector<std::string> &args)
 			b = uint8_t(rng());
 		one("random #" + std::to_string(i) + " (seed " + std::to_string(seed) + ")",
 		    decode_program(bytes.data(), bytes.size()));
+		if ((i + 1) % 1000 == 0)  // long runs: a sign of life on stderr
+			std::fprintf(stderr, "oracle: %llu/%llu random Programs\n", (unsigned long long)(i + 1),
+				     (unsigned long long)a.count);
 	}
 	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -193,23 +193,13 @@ Event Supervisor::run(const Op &op)
 {
 	Event ev;
 	uint64_t addr = 0, at = 0;
-	bool needs_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect ||
-			  op.kind == OpKind::mremap || op.kind == OpKind::madvise ||
-			  op.kind == OpKind::load || op.kind == OpKind::store || op.kind == OpKind::smaps;
-	if (needs_addr && !resolve(op.addr, &addr)) {
-		ev.info = "skipped: label " + p_.labels[op.addr.label] + " is not mapped";
-		return ev;
-	}
-	if (op.has_at && !resolve(op.at, &at)) {
-		ev.info = "skipped: label " + p_.labels[op.at.label] + " is not mapped";
-		return ev;
-	}
 	bool alive = op.proc >= 0 && op.proc < (int)procs_.size() && procs_[op.proc].alive;
-	if (!alive && op.kind != OpKind::update && op.kind != OpKind::lookup && op.kind != OpKind::freeze &&
-	    op.kind != OpKind::close) {
-		ev.info = "skipped: no process " + std::to_string(op.proc);
+	ev.info = op_skip_reason(p_, op, bound_, alive);
+	if (!ev.info.empty())
 		return ev;
-	}
+	resolve(op.addr, &addr);
+	if (op.has_at)
+		resolve(op.at, &at);
 	auto bind = [&](int label, int64_t ret) {
 		if (label >= 0 && ret >= 0) {
 			bound_[label] = true;
@@ -374,8 +364,7 @@ void Supervisor::kill_all()
 		;
 }
 
-// The supervisor process: never returns.
-[[noreturn]] void supervise(const Program &p, int out_fd)
+void supervise_body(const Program &p, int out_fd)
 {
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	std::string text;
@@ -392,6 +381,12 @@ void Supervisor::kill_all()
 			text = write_trace(s.run());
 		} catch (const Stop &stop) {
 			text = "reason " + stop.reason + "\n";
+		} catch (const std::exception &e) {
+			// Nothing may unwind out of this process: it is a copy of the
+			// caller and would go on running the caller's loop.
+			text = std::string("reason error: ") + e.what() + "\n";
+		} catch (...) {
+			text = "reason error: an unknown exception\n";
 		}
 	}
 	for (size_t done = 0; done < text.size();) {
@@ -401,6 +396,16 @@ void Supervisor::kill_all()
 		done += k > 0 ? size_t(k) : 0;
 	}
 	s.kill_all();
+}
+
+// The supervisor process: never returns, whatever happens.
+[[noreturn]] void supervise(const Program &p, int out_fd)
+{
+	try {
+		supervise_body(p, out_fd);
+	} catch (...) {
+		_exit(1);
+	}
 	_exit(0);
 }
 

@@ -31,22 +31,12 @@ Event Execution::run(const Op &op)
 	Event ev;
 	uint64_t addr = 0, at = 0;
 
-	bool needs_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect ||
-			  op.kind == OpKind::mremap || op.kind == OpKind::madvise ||
-			  op.kind == OpKind::load || op.kind == OpKind::store || op.kind == OpKind::smaps;
-	if (needs_addr && !resolve(op.addr, &addr)) {
-		ev.info = "skipped: label " + program_.labels[op.addr.label] + " is not mapped";
+	ev.info = op_skip_reason(program_, op, bound_, m.process_alive(op.proc));
+	if (!ev.info.empty())
 		return ev;
-	}
-	if (op.has_at && !resolve(op.at, &at)) {
-		ev.info = "skipped: label " + program_.labels[op.at.label] + " is not mapped";
-		return ev;
-	}
-	if (!m.process_alive(op.proc) && op.kind != OpKind::update && op.kind != OpKind::lookup &&
-	    op.kind != OpKind::freeze && op.kind != OpKind::close) {
-		ev.info = "skipped: no process " + std::to_string(op.proc);
-		return ev;
-	}
+	resolve(op.addr, &addr);
+	if (op.has_at)
+		resolve(op.at, &at);
 
 	auto bind = [&](int label, int64_t ret) {
 		if (label >= 0 && ret >= 0) {

@@ -40,6 +40,23 @@ int Program::add_label(const std::string &name)
 	return int(labels.size()) - 1;
 }
 
+std::string op_skip_reason(const Program &p, const Op &op, const std::vector<bool> &label_bound, bool proc_alive)
+{
+	auto bound = [&](const Addr &a) { return a.label >= 0 && a.label < (int)label_bound.size() && label_bound[a.label]; };
+	bool needs_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect || op.kind == OpKind::mremap ||
+			  op.kind == OpKind::madvise || op.kind == OpKind::load || op.kind == OpKind::store ||
+			  op.kind == OpKind::smaps;
+	if (needs_addr && !bound(op.addr))
+		return "skipped: label " + p.labels[op.addr.label] + " is not mapped";
+	if (op.has_at && !bound(op.at))
+		return "skipped: label " + p.labels[op.at.label] + " is not mapped";
+	bool bpf_op = op.kind == OpKind::update || op.kind == OpKind::lookup || op.kind == OpKind::freeze ||
+		      op.kind == OpKind::close;
+	if (!proc_alive && !bpf_op)
+		return "skipped: no process " + std::to_string(op.proc);
+	return "";
+}
+
 namespace {
 
 constexpr const char *kOpNames[kOpKinds] = {

@@ -104,6 +104,11 @@ struct Program {
 	int add_label(const std::string &name);          // existing index or a new one
 };
 
+// Why `op` cannot run, worded alike by every backend (the machine's
+// Execution, the host executor): its address or target label is not bound,
+// or its process is gone (bpf(2) ops run regardless). Empty: it runs.
+std::string op_skip_reason(const Program &, const Op &, const std::vector<bool> &label_bound, bool proc_alive);
+
 const char *to_string(OpKind);
 std::optional<OpKind> parse_op_kind(const std::string &);
 

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The host-kernel executor: runs a Program against the running kernel's
+// real BPF_MAP_TYPE_ARRAY (BPF_F_MMAPABLE) through raw bpf(2), mmap(2) and
+// friends, and returns the same Trace the machine produces.
+//
+// Depends only on the Program/Trace vocabulary (src/check/program.h,
+// trace.h) and libc: no libbpf, no simulator, so it links with -static and
+// -m32 -static for the QEMU guest runners. Every Program runs in a forked
+// process tree of its own; loads and stores that fault are captured as
+// SIGBUS/SIGSEGV events, and a wild op cannot hurt the caller.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "check/trace.h"
+
+namespace fl {
+
+// Cheap probe: can this process create an mmapable BPF array and mmap it?
+// false + reason (e.g. "bpf(BPF_MAP_CREATE): Operation not permitted")
+// when not; the reason is one line, without a "skipped:" prefix.
+bool host_bpf_available(std::string *reason);
+
+// Runs `p` on the host kernel at the host's page size. Addresses are
+// placed in a region the executor reserved first (the Program's labels
+// map into it the way the machine's top-down allocator lays them out).
+// nullopt + a one-line reason when it cannot be run here; the reason starts
+// with one of
+//   "skipped: "      bpf(2) or mmap of a BPF map is not permitted,
+//   "unsupported: "  an op would reach outside the executor's region,
+//   "error: "        the process tree died or hung.
+std::optional<Trace> run_on_host(const Program &p, std::string *skip_reason);
+
+}  // namespace fl

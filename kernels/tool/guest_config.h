@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "check/program.h"
+#include "check/trace.h"
 
 namespace fl::kernels {
 

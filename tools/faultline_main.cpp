@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "options.h"
+#include "oracle.h"
 #include "replay.h"
 
 namespace {
@@ -14,6 +15,8 @@ const char kUsage[] =
 	"  replay [--check-expect] [--quiet] FILE...   run Programs under every configuration they allow\n"
 	"  summary FILE...                             per-configuration verdict table over Programs\n"
 	"  decode FILE...                              print the Program a fuzzer input (bytes) decodes to\n"
+	"  oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]\n"
+	"                                              Programs on the host kernel against the port\n"
 	"configuration filters (comma lists): --patch pre,v1,v2,v3  --arch 32,64  --page 4k,16k,64k\n"
 	"                                     --door anon,regular,direct  --spec mask,bypass\n";
 
@@ -35,6 +38,8 @@ int main(int argc, char **argv)
 			return fl::cli::summary_main(args);
 		if (cmd == "decode")
 			return fl::cli::decode_main(args);
+		if (cmd == "oracle")
+			return fl::cli::oracle_main(args);
 		throw fl::cli::UsageError("unknown command '" + cmd + "'");
 	} catch (const fl::cli::UsageError &e) {
 		std::fprintf(stderr, "faultline: %s\n", e.what());

@@ -22,6 +22,12 @@ namespace fl {
 // when not; the reason is one line, without a "skipped:" prefix.
 bool host_bpf_available(std::string *reason);
 
+// Whether this kernel's array_map_alloc() skips the Spectre-v1 rounding of
+// the allocation to a power of two (bpf_bypass_spec_v1: CAP_PERFMON or
+// mitigations=off), found by a probe the two behaviours answer differently
+// (host_probe.cpp). nullopt + reason when bpf(2) is not available.
+std::optional<bool> host_bypass_spec_v1(std::string *reason);
+
 // Runs `p` on the host kernel at the host's page size. Addresses are
 // placed in a region the executor reserved first (the Program's labels
 // map into it the way the machine's top-down allocator lays them out).

@@ -149,9 +149,14 @@ struct mm_struct {
 	ulong task_size = 0;
 };
 
+// include/linux/fs.h: superblock s_iflags. The port has no super_block;
+// each inode carries its superblock's flags.
+constexpr unsigned long SB_I_NODEV = 0x00000004, SB_I_NOEXEC = 0x00000002;
+
 struct inode {
 	unsigned int i_mode = 0;
 	loff_t i_size = 0;
+	unsigned long i_sb_iflags = 0;  // i_sb->s_iflags
 };
 
 struct file_operations {
@@ -168,6 +173,9 @@ struct file {
 	long f_count = 1;
 };
 inline inode *file_inode(const file *f) { return f->f_inode; }
+// include/linux/fs.h: path_noexec (no mount flags: the port's files live on
+// internal mounts, so only the superblock's SB_I_NOEXEC counts)
+inline bool path_noexec(const file *f) { return f->f_inode->i_sb_iflags & SB_I_NOEXEC; }
 inline file *get_file(file *f) { f->f_count++; return f; }
 void fput(file *f);
 

@@ -275,6 +275,11 @@ ulong do_mmap(file *f, ulong addr, ulong len, ulong prot, ulong flags, vm_flags_
 		case MAP_PRIVATE:
 			if (!(f->f_mode & FMODE_READ))
 				return -EACCES;
+			if (path_noexec(f)) {
+				if (vm_flags & VM_EXEC)
+					return -EPERM;
+				vm_flags &= ~VM_MAYEXEC;
+			}
 
 			if (!f->f_op->mmap)
 				return -ENODEV;

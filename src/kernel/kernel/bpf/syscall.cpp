@@ -230,6 +230,10 @@ long map_create(bpf_attr_map_create *attr, file **filep)
 	/* "Historically anonymous inodes don't have a type at all" */
 	f->f_inode->i_mode = S_IRUSR | S_IWUSR |
 			     (kcfg->door == Door::regular ? S_IFREG : 0);
+	/* fs/anon_inodes.c: anon_inodefs_init_fs_context raises SB_I_NODEV |
+	 * SB_I_NOEXEC ("anon_inode: raise SB_I_NODEV and SB_I_NOEXEC", v6.15).
+	 * Confirmed by the host oracle on 6.18: mmap(PROT_EXEC) -> -EPERM. */
+	f->f_inode->i_sb_iflags = SB_I_NODEV | SB_I_NOEXEC;
 	f->f_op = &bpf_map_fops;
 	f->private_data = map;
 	/* do_dentry_open: FMODE_CAN_* since bpf_map_fops has (dummy) read/write */

@@ -22,9 +22,17 @@ const Difference61 kAnonNoexec = {
 	"EPERM (path_noexec). 6.1's anon inodes are executable-mappable: the mmap succeeds.",
 };
 
+const Difference61 kNoGap = {
+	"no_gap",
+	"Not 6.1-specific: the real i386 guest process (binary, heap, stack, the executor's window) has no "
+	"free gap for a mapping of a gigabyte or more that the port's otherwise empty 32-bit address space "
+	"still has. do_mmap() calls get_unmapped_area() before file_mmap_ok() and f_op->mmap, so the guest "
+	"gets ENOMEM where the port goes on to EINVAL, EOVERFLOW or EACCES.",
+};
+
 }  // namespace
 
-const Difference61 *classify_61(const Program &p, const Op &op, const Event &guest, const Event &port)
+const Difference61 *classify_61(const Program &p, const Config &c, const Op &op, const Event &guest, const Event &port)
 {
 	// 0 only for a read-only fd; EBUSY for a frozen map (or one still mapped writable).
 	bool rdonly_fd = p.map.map_flags & uapi::BPF_F_RDONLY;
@@ -32,6 +40,9 @@ const Difference61 *classify_61(const Program &p, const Op &op, const Event &gue
 		return &kFreezePerm;
 	if (op.kind == OpKind::mmap && (op.prot & PROT_EXEC) && port.ret == -EPERM && guest.ret != -EPERM)
 		return &kAnonNoexec;
+	if (op.kind == OpKind::mmap && c.arch == Arch::A32 && guest.ret == -ENOMEM && port.ret < 0 &&
+	    port.ret != -ENOMEM && uint32_t(op.len.resolve(c.page_shift)) >= (1u << 30))
+		return &kNoGap;
 	return nullptr;
 }
 

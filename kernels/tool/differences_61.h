@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The documented differences between Debian's 6.1 kernels and the upstream
-// (bpf-next) code the port follows, outside the patch under test. When the
+// (bpf-next) code the port follows, outside the patch under test, plus one
+// difference of environment (a real process's address space). When the
 // first op at which a guest trace and the port's differ is one of these, the
 // Program is reported as "differs by <name>" instead of as a disagreement,
 // and the comparison stops there: the two kernels' states have diverged.
@@ -17,6 +18,6 @@ struct Difference61 {
 };
 
 // nullptr when the difference at `op` is not a documented one.
-const Difference61 *classify_61(const Program &p, const Op &op, const Event &guest, const Event &port);
+const Difference61 *classify_61(const Program &p, const Config &c, const Op &op, const Event &guest, const Event &port);
 
 }  // namespace fl::kernels

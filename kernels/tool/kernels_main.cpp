@@ -203,7 +203,7 @@ Outcome judge(const std::string &source, const Program &p, const Trace &guest, c
 	while (i < guest.events.size() && i < port.events.size() && guest.events[i] == port.events[i])
 		i++;
 	if (guest.map_ret == port.map_ret && i < p.ops.size() && i < guest.events.size() && i < port.events.size())
-		if (const Difference61 *d = classify_61(p, p.ops[i], guest.events[i], port.events[i])) {
+		if (const Difference61 *d = classify_61(p, c, p.ops[i], guest.events[i], port.events[i])) {
 			std::printf("-- differs by 6.1 difference %s at op %zu: %s\n", d->name, i + 1, source.c_str());
 			return Outcome::differs_61;
 		}

@@ -70,8 +70,9 @@ for arch in "${arches[@]}"; do
 	if [ $record = 1 ]; then
 		out=$root/corpora/kernel-traces/$arch-$kname
 		rm -rf "$out" && mkdir -p "$out"
-		key=$(basename "$(dirname "$(dirname "$(dirname "$(dirname "$image")")")")")
-		desc="linux-source-6.1 $(kernel_version) $arch, tree $key"
+		# The tree is <stock|patch sha256 prefix>-<config and compat hash>.
+		tree=$(basename "${image%/out-*}")
+		desc="linux-source-6.1 $(kernel_version) $arch, tree $tree"
 		printf '# kernel: %s\n# arch: %s\n# level: %s\n' "$desc" $bits "$level" >"$out/KERNEL"
 		rec=(--record "$out" --kernel "$desc")
 	fi

@@ -4,20 +4,34 @@
 // disagreement, and prints every entry it used.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "check/program.h"
 #include "check/trace.h"
+#include "sim/machine.h"
 
 namespace fl::oracle {
 
 enum class HostDifference : uint8_t {
 	smaps_unmodelled_flags,  // VmFlags the port does not model
+	anon_vma_merge,          // the host merged adjacent anonymous VMAs; the port never merges
+	anon_pages_unmodelled,   // the port has no anonymous pages: loads/stores there SIGSEGV
+	mremap_multi_vma,        // 6.17+ mremap moves/shrinks ranges spanning several VMAs
 };
-inline constexpr int kHostDifferences = 1;
+inline constexpr int kHostDifferences = 4;
 
 const char *to_string(HostDifference);
 const char *describe(HostDifference);  // one paragraph: what, and why it is not a port bug
+
+// Whether `op`, about to run on `m` with its address resolved to `addr`,
+// reaches what the port leaves out on purpose: a boundary between two
+// adjacent anonymous VMAs the host would have merged (anon_vma_merge), an
+// anonymous page (anon_pages_unmodelled), or an mremap move or shrink of a
+// range that spans more than one VMA (mremap_multi_vma). Anonymous = no "de": every
+// BPF map VMA is VM_DONTEXPAND. A difference at such an op ends the
+// comparison: the two sides no longer hold the same state.
+std::optional<HostDifference> port_scope(const Machine &m, const Op &op, uint64_t addr, unsigned page_shift);
 
 // Rewrites the host's event as the port would print it, if a documented
 // difference applies; returns whether it changed anything and which.

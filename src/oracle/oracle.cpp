@@ -26,15 +26,22 @@ std::optional<Config> host_config(std::string *reason)
 	return c;
 }
 
-Trace run_port(const Program &p, const Config &cfg)
+Trace run_port(const Program &p, const Config &cfg, Scope *scope)
 {
 	Execution e(p, cfg);
-	while (!e.done())
+	while (!e.done()) {
+		if (scope) {
+			const Op &op = p.ops[e.next_op()];
+			uint64_t addr = 0;
+			bool runs = e.resolve(op.addr, &addr) && e.machine().process_alive(op.proc);
+			scope->push_back(runs ? port_scope(e.machine(), op, addr, cfg.page_shift) : std::nullopt);
+		}
 		e.step();
+	}
 	return e.trace();
 }
 
-Comparison compare(const Program &p, const Trace &port, const Trace &host)
+Comparison compare(const Program &p, const Trace &port, const Trace &host, const Scope *scope)
 {
 	Comparison c;
 	if (port.map_ret != host.map_ret) {
@@ -57,6 +64,12 @@ Comparison compare(const Program &p, const Trace &port, const Trace &host)
 			c.explained.push_back(which);
 			continue;
 		}
+		if (scope && i < scope->size() && (*scope)[i]) {
+			c.explained.push_back(*(*scope)[i]);
+			c.stopped = true;
+			c.op = i;
+			return c;
+		}
 		c.agree = false;
 		c.op = i;
 		return c;
@@ -73,8 +86,9 @@ Outcome run_both(const Program &p, const Config &cfg, const HostRunner &host)
 		return o;
 	}
 	o.host = std::move(*h);
-	o.port = run_port(p, cfg);
-	o.cmp = compare(p, o.port, o.host);
+	Scope scope;
+	o.port = run_port(p, cfg, &scope);
+	o.cmp = compare(p, o.port, o.host, &scope);
 	o.kind = o.cmp.agree ? Outcome::agree : Outcome::disagree;
 	return o;
 }

@@ -22,10 +22,14 @@ namespace fl::oracle {
 std::optional<Config> host_config(std::string *reason);
 
 // Runs `p` on the port; the Trace only (invariants are replay's job).
-Trace run_port(const Program &p, const Config &cfg);
+// `scope`, when given, gets port_scope() of every op, taken just before
+// the op runs.
+using Scope = std::vector<std::optional<HostDifference>>;
+Trace run_port(const Program &p, const Config &cfg, Scope *scope = nullptr);
 
 struct Comparison {
 	bool agree = true;
+	bool stopped = false;  // at op `op`, by a difference outside the port's scope (port_scope)
 	// The first op (0-based) whose events differ in a way no documented
 	// host difference explains; kMapCreate when BPF_MAP_CREATE differs.
 	size_t op = 0;
@@ -33,7 +37,8 @@ struct Comparison {
 	static constexpr size_t kMapCreate = size_t(-1);
 };
 
-Comparison compare(const Program &p, const Trace &port, const Trace &host);
+Comparison compare(const Program &p, const Trace &port, const Trace &host,
+		   const Scope *scope = nullptr);
 
 // The outcome of one Program on both sides.
 struct Outcome {

@@ -7,6 +7,7 @@
 // kills and reaps its process tree, and exits.
 #include "real/host_executor.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -34,7 +35,9 @@ using real::Reply;
 
 constexpr int kReplyTimeoutMs = 10000;
 constexpr int kRunTimeoutMs = 60000;
-constexpr int kMapFdFloor = 512;  // above the pipes the workers make, so a closed map fd stays closed
+constexpr int kMapFdFloor = 512;
+// TASK_SIZE: 47-bit x86_64 user space; 4 GiB for i386 on a 64-bit kernel.
+constexpr uint64_t kUserSpace = sizeof(void *) == 8 ? uint64_t(1) << 47 : uint64_t(1) << 32;  // above the pipes the workers make, so a closed map fd stays closed
 
 struct Proc {
 	int64_t host_pid = -1;
@@ -118,6 +121,15 @@ int64_t Supervisor::place_or_zero(int proc, uint64_t hint, uint64_t len)
 	if (hint && len && !arena_.contains(hint, page_align(len)))
 		throw Stop{"unsupported: an mmap hint outside the executor's address window"};
 	auto at = real::place(int(procs_[proc].host_pid), arena_, hint, len, shift_);
+	// The machine's address space is empty up to its task size; the
+	// host's is not. A length the window cannot hold goes to the kernel
+	// unplaced: up to 1/8 of the address space a gap surely exists (the
+	// ~70 TiB between ASan's shadow, or the heap, and the libraries), so
+	// the host fails (or not) where the machine does; past the address
+	// space both fail early. In between the host may say ENOMEM where the
+	// machine finds room: not comparable.
+	if (!at && len && page_align(len) >= len && page_align(len) > kUserSpace / 8 && page_align(len) < kUserSpace)
+		throw Stop{"unsupported: a mapping of " + std::to_string(len) + " bytes does not fit the executor's window"};
 	return at ? int64_t(*at) : 0;
 }
 
@@ -243,38 +255,37 @@ Event Supervisor::run(const Op &op)
 		ev.ret = call(op.proc, c).ret;
 		break;
 	case OpKind::mremap: {
-		if (rejected_early(addr, page()) || (!rejected_early(addr, c.len) && !arena_.contains(addr, page_align(c.len))))
-			need_inside(addr, page_align(c.len), "an mremap source");
-		const bool fixed = c.flags & uapi::MREMAP_FIXED, maymove = c.flags & uapi::MREMAP_MAYMOVE;
-		if (fixed) {
+		if (!(addr & (page() - 1)))  // else -EINVAL before any VMA is looked at
+			need_inside(addr, std::max(page(), page_align(c.len)), "an mremap source");
+		if (c.flags & uapi::MREMAP_FIXED) {
 			if (!rejected_early(at, c.new_len))
 				need_inside(at, page_align(c.new_len), "an mremap target");
-		} else if (maymove) {
-			// Where the machine's move_vma would go: try in place first,
-			// then move to the spot its get_unmapped_area picks.
-			bool must_move = (c.flags & uapi::MREMAP_DONTUNMAP) || c.len == 0;
-			if (!must_move && c.new_len > c.len) {
-				Command in_place = c;
-				in_place.flags &= ~uapi::MREMAP_MAYMOVE;
-				if (!rejected_early(addr, c.new_len))
-					need_inside(addr, page_align(c.new_len), "an mremap growth");
-				Reply r = call(op.proc, in_place);
-				if (r.ret != -ENOMEM) {
-					bind(op.label, r.ret);
-					break;
-				}
-				must_move = true;
-			}
-			if (must_move) {
-				if (int64_t placed = place_or_zero(op.proc, 0, c.new_len)) {
-					c.at = uint64_t(placed);
-					c.flags |= uapi::MREMAP_FIXED;
-				}
-			}
-		} else if (!rejected_early(addr, c.new_len)) {
-			need_inside(addr, page_align(c.new_len), "an mremap growth");
+			bind(op.label, call(op.proc, c).ret);
+			break;
 		}
-		bind(op.label, call(op.proc, c).ret);
+		if (!(c.flags & uapi::MREMAP_MAYMOVE)) {
+			if (!rejected_early(addr, c.new_len))
+				need_inside(addr, page_align(c.new_len), "an mremap growth");
+			bind(op.label, call(op.proc, c).ret);
+			break;
+		}
+		// A move the kernel places itself: let it (so every check runs
+		// in the kernel's own order), then carry the result from wherever
+		// it landed to where the machine's get_unmapped_area would have
+		// put it, chosen before the move as the machine chooses it.
+		int64_t target = place_or_zero(op.proc, 0, c.new_len);
+		int64_t r = call(op.proc, c).ret;
+		if (r >= 0 && uint64_t(r) != addr && target && r != target) {
+			Command carry = c;
+			carry.addr = uint64_t(r);
+			carry.len = carry.new_len = page_align(c.new_len);
+			carry.flags = uapi::MREMAP_MAYMOVE | uapi::MREMAP_FIXED;
+			carry.at = uint64_t(target);
+			r = call(op.proc, carry).ret;
+			if (r != target)
+				throw Stop{"error: could not carry an mremap'd mapping into the executor's window"};
+		}
+		bind(op.label, r);
 		break;
 	}
 	case OpKind::load:

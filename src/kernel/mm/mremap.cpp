@@ -58,7 +58,7 @@ static ulong move_vma(vm_area_struct *vma, ulong old_addr, ulong old_len, ulong 
 	BUG_ON(err);  /* no BPF vmops have ->mremap */
 
 	if (flags & MREMAP_DONTUNMAP)
-		return new_addr;  /* unreachable: DONTUNMAP is refused for VM_DONTEXPAND */
+		return new_addr;  /* anonymous only: DONTUNMAP is refused for VM_DONTEXPAND */
 
 	if (do_munmap(mm, old_addr, old_len) < 0) {
 		/* OOM: unable to split vma, just get accounts right */
@@ -105,8 +105,22 @@ static vm_area_struct *vma_to_resize(ulong addr, ulong old_len, ulong new_len, u
 	if (vma->vm_flags & (VM_DONTEXPAND | VM_PFNMAP))
 		return ERR_PTR<vm_area_struct>(-EFAULT);
 
-	/* anonymous reservations may grow in place only: not modelled */
-	return ERR_PTR<vm_area_struct>(-ENOMEM);
+	/* mlock_future_ok / may_expand_vm: no limits in the machine */
+	return vma;
+}
+
+// mm/mremap.c: vma_expandable
+static int vma_expandable(vm_area_struct *vma, ulong delta)
+{
+	ulong end = vma->vm_end + delta;
+
+	if (end < vma->vm_end) /* overflow */
+		return 0;
+	if (find_vma_intersection(vma->vm_mm, vma->vm_end, end))
+		return 0;
+	if (get_unmapped_area(nullptr, vma->vm_start, end - vma->vm_start, 0, MAP_FIXED) & ~PAGE_MASK)
+		return 0;
+	return 1;
 }
 
 // mm/mremap.c: mremap_to
@@ -117,19 +131,7 @@ static ulong mremap_to(ulong addr, ulong old_len, ulong new_addr, ulong new_len,
 	ulong ret = -EINVAL;
 	ulong map_flags = 0;
 
-	if (offset_in_page(new_addr))
-		goto out;
-
-	if (new_len > mm->task_size || new_addr > mm->task_size - new_len)
-		goto out;
-
-	/* Ensure the old/new locations do not overlap */
-	if (addr + old_len > new_addr && new_addr + new_len > addr)
-		goto out;
-
-	if ((mm->map_count + 2) >= sysctl_max_map_count - 3)
-		return -ENOMEM;
-
+	/* the address checks are all in check_mremap_params() */
 	if (flags & MREMAP_FIXED) {
 		ret = do_munmap(mm, new_addr, new_len);
 		if (ret)
@@ -172,34 +174,23 @@ out:
 }
 
 /*
- * mm/mremap.c: SYSCALL_DEFINE5(mremap, ...) - expand (or shrink) an existing
- * mapping, potentially moving it at the same time.
+ * mm/mremap.c: check_mremap_params (v6.17 refactoring, "mm/mremap: permit
+ * mremap() move of multiple VMAs" series): every check on the arguments
+ * alone runs before the VMA is looked up. Found by the host oracle on
+ * 6.18: an overlapping MREMAP_FIXED move of an unmapped range is -EINVAL
+ * there, where the older order said -EFAULT.
  */
-ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong new_addr)
+static ulong check_mremap_params(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong new_addr)
 {
 	mm_struct *mm = current->mm;
-	vm_area_struct *vma;
-	ulong ret = -EINVAL;
 
+	/* Ensure no unexpected flag values. */
 	if (flags & ~(MREMAP_FIXED | MREMAP_MAYMOVE | MREMAP_DONTUNMAP))
-		return ret;
+		return -EINVAL;
 
-	if (flags & MREMAP_FIXED && !(flags & MREMAP_MAYMOVE))
-		return ret;
-
-	/*
-	 * MREMAP_DONTUNMAP is always a move and it does not allow resizing
-	 * in the process.
-	 */
-	if (flags & MREMAP_DONTUNMAP &&
-	    (!(flags & MREMAP_MAYMOVE) || old_len != new_len))
-		return ret;
-
+	/* Start address must be page-aligned. */
 	if (offset_in_page(addr))
-		return ret;
-
-	old_len = PAGE_ALIGN(old_len);
-	new_len = PAGE_ALIGN(new_len);
+		return -EINVAL;
 
 	/*
 	 * We allow a zero old-len as a special case
@@ -207,6 +198,61 @@ ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong ne
 	 * a zero new-len is nonsensical.
 	 */
 	if (!new_len)
+		return -EINVAL;
+
+	/* Is the new length silly? */
+	if (new_len > mm->task_size)
+		return -EINVAL;
+
+	/* Remainder of checks are for cases with specific new_addr. */
+	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)))
+		return 0;
+
+	/* Is the new address silly? */
+	if (new_addr > mm->task_size - new_len)
+		return -EINVAL;
+
+	/* The new address must be page-aligned. */
+	if (offset_in_page(new_addr))
+		return -EINVAL;
+
+	/* A fixed address implies a move. */
+	if (!(flags & MREMAP_MAYMOVE))
+		return -EINVAL;
+
+	/* MREMAP_DONTUNMAP does not allow resizing in the process. */
+	if (flags & MREMAP_DONTUNMAP && old_len != new_len)
+		return -EINVAL;
+
+	/* Target VMA must not overlap source VMA. */
+	if (addr + old_len > new_addr && new_addr + new_len > addr)
+		return -EINVAL;
+
+	/*
+	 * move_vma() need us to stay 4 maps below the threshold, otherwise
+	 * it will bail out at the end after failing to split.
+	 */
+	if ((mm->map_count + 2) >= sysctl_max_map_count - 3)
+		return -ENOMEM;
+
+	return 0;
+}
+
+/*
+ * mm/mremap.c: SYSCALL_DEFINE5(mremap, ...) - expand (or shrink) an existing
+ * mapping, potentially moving it at the same time.
+ */
+ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong new_addr)
+{
+	mm_struct *mm = current->mm;
+	vm_area_struct *vma;
+	ulong ret;
+
+	old_len = PAGE_ALIGN(old_len);
+	new_len = PAGE_ALIGN(new_len);
+
+	ret = check_mremap_params(addr, old_len, new_len, flags, new_addr);
+	if (ret)
 		return ret;
 
 	vma = vma_lookup(mm, addr);
@@ -248,7 +294,38 @@ ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong ne
 		ret = PTR_ERR(vma);
 		goto out;
 	}
-	ret = -ENOMEM;  /* unreachable for BPF mappings (VM_DONTEXPAND) */
+	/* from here on only anonymous reservations: BPF mappings are VM_DONTEXPAND */
+
+	/* old_len exactly to the end of the area.. */
+	if (old_len == vma->vm_end - addr) {
+		/* can we just expand the current mapping? (vma_merge_extend;
+		 * merging with a neighbour is not modelled) */
+		if (vma_expandable(vma, new_len - old_len)) {
+			vma->vm_end = addr + new_len;
+			ret = addr;
+			goto out;
+		}
+	}
+
+	/*
+	 * We weren't able to just expand or shrink the area,
+	 * we need to create a new one and move it..
+	 */
+	ret = -ENOMEM;
+	if (flags & MREMAP_MAYMOVE) {
+		ulong map_flags = 0;
+		if (vma->vm_flags & VM_MAYSHARE)
+			map_flags |= MAP_SHARED;
+
+		new_addr = get_unmapped_area(vma->vm_file, 0, new_len,
+					     vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT),
+					     map_flags);
+		if (IS_ERR_VALUE(new_addr)) {
+			ret = new_addr;
+			goto out;
+		}
+		ret = move_vma(vma, addr, old_len, new_len, new_addr, flags);
+	}
 out:
 	return ret;
 }

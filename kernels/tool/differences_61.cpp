@@ -22,6 +22,13 @@ const Difference61 kAnonNoexec = {
 	"EPERM (path_noexec). 6.1's anon inodes are executable-mappable: the mmap succeeds.",
 };
 
+const Difference61 kMremapCheckOrder = {
+	"mremap_check_order",
+	"Since v6.17 mremap validates its arguments (check_mremap_params: alignment, lengths, the new range "
+	"overlapping the old) before it looks up the VMA, so a move of an unmapped range onto an overlapping "
+	"target is EINVAL. 6.1 looks the VMA up first (vma_to_resize) and gets EFAULT. The port follows upstream.",
+};
+
 const Difference61 kNoGap = {
 	"no_gap",
 	"Not 6.1-specific: the real i386 guest process (binary, heap, stack, the executor's window) has no "
@@ -40,6 +47,8 @@ const Difference61 *classify_61(const Program &p, const Config &c, const Op &op,
 		return &kFreezePerm;
 	if (op.kind == OpKind::mmap && (op.prot & PROT_EXEC) && port.ret == -EPERM && guest.ret != -EPERM)
 		return &kAnonNoexec;
+	if (op.kind == OpKind::mremap && port.ret == -EINVAL && guest.ret == -EFAULT)
+		return &kMremapCheckOrder;
 	if (op.kind == OpKind::mmap && c.arch == Arch::A32 && guest.ret == -ENOMEM && port.ret < 0 &&
 	    port.ret != -ENOMEM && uint32_t(op.len.resolve(c.page_shift)) >= (1u << 30))
 		return &kNoGap;

@@ -4,7 +4,6 @@
 #include <sstream>
 #include <vector>
 
-#include "check/execution.h"
 
 namespace fl::kernels {
 
@@ -36,14 +35,6 @@ std::optional<Config> parse_config_name(const std::string &name)
 	if (!patch || !arch || !page || !door || (part[4] != "mask" && part[4] != "bypass"))
 		return std::nullopt;
 	return Config{*arch, *patch, *page, *door, part[4] == "bypass"};
-}
-
-Trace port_trace(const Program &p, const Config &c)
-{
-	Execution e(p, c);
-	while (!e.done())
-		e.step();
-	return e.trace();
 }
 
 }  // namespace fl::kernels

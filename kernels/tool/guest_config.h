@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "check/trace.h"
+#include "check/program.h"
 
 namespace fl::kernels {
 
@@ -18,8 +18,5 @@ std::optional<Config> guest_config(const Program &p, Arch arch, Patch patch);
 
 // "v2/arch32/4k/anon/bypass" back into a Config (Config::name()'s inverse).
 std::optional<Config> parse_config_name(const std::string &name);
-
-// The port's trace for `p` on `c` (every op run, as a guest would).
-Trace port_trace(const Program &p, const Config &c);
 
 }  // namespace fl::kernels

@@ -29,6 +29,7 @@
 #include "console.h"
 #include "differences_61.h"
 #include "guest_config.h"
+#include "oracle/oracle.h"
 
 namespace fs = std::filesystem;
 using namespace fl;
@@ -73,6 +74,18 @@ std::string corpus_name(const std::string &path)
 	if (at == std::string::npos)
 		return "";
 	return fs::path(abs.substr(at + 9)).replace_extension("").string();
+}
+
+// FNV-1a of the Program's canonical text: a recorded trace names the exact
+// Program it came from, so an edited corpus Program shows up as unrecorded.
+std::string program_hash(const Program &p)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (unsigned char ch : format_program(p))
+		h = (h ^ ch) * 1099511628211ull;
+	char buf[17];
+	std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+	return buf;
 }
 
 uint64_t splitmix64(uint64_t &x)
@@ -171,11 +184,14 @@ int stage_main(const std::vector<std::string> &a)
 	return 0;
 }
 
-enum class Outcome { agree, differs_61, disagree };
+enum class Outcome { agree, differs, disagree };
 
-// Compares one guest trace with the port's; prints what it found (one line
-// for a documented 6.1 difference, the full report for a disagreement).
-Outcome judge(const std::string &source, const Program &p, const Trace &guest, const Trace &port, const Config &c);
+// Compares one guest trace with the port's through the oracle's comparison
+// (src/oracle: host differences that are no port bug are normalised; a
+// difference at an op outside the port's scope ends the comparison), then
+// the 6.1 differences (differences_61.h). Prints one line for a documented
+// difference, the full report for a disagreement.
+Outcome judge(const std::string &source, const Program &p, const Trace &guest, const Config &c);
 
 // One disagreement: the Program cut after its first differing op, both traces.
 void report(const std::string &source, Program p, const Trace &guest, const Trace &port, const Config &c)
@@ -195,17 +211,23 @@ void report(const std::string &source, Program p, const Trace &guest, const Trac
 		std::printf("   %2zu  %s\n", i + 1, format_event(p, p.ops[i], port.events[i]).c_str());
 }
 
-Outcome judge(const std::string &source, const Program &p, const Trace &guest, const Trace &port, const Config &c)
+Outcome judge(const std::string &source, const Program &p, const Trace &guest, const Config &c)
 {
-	if (guest == port)
+	oracle::Scope scope;
+	Trace port = oracle::run_port(p, c, &scope);
+	oracle::Comparison cmp = oracle::compare(p, port, guest, &scope);
+	if (cmp.agree && !cmp.stopped)
 		return Outcome::agree;
-	size_t i = 0;
-	while (i < guest.events.size() && i < port.events.size() && guest.events[i] == port.events[i])
-		i++;
-	if (guest.map_ret == port.map_ret && i < p.ops.size() && i < guest.events.size() && i < port.events.size())
+	if (cmp.stopped) {
+		std::printf("-- differs by port scope %s at op %zu: %s\n", oracle::to_string(cmp.explained.back()),
+			    cmp.op + 1, source.c_str());
+		return Outcome::differs;
+	}
+	size_t i = cmp.op;
+	if (i != oracle::Comparison::kMapCreate && i < p.ops.size() && i < guest.events.size() && i < port.events.size())
 		if (const Difference61 *d = classify_61(p, c, p.ops[i], guest.events[i], port.events[i])) {
 			std::printf("-- differs by 6.1 difference %s at op %zu: %s\n", d->name, i + 1, source.c_str());
-			return Outcome::differs_61;
+			return Outcome::differs;
 		}
 	report(source, p, guest, port, c);
 	return Outcome::disagree;
@@ -236,7 +258,7 @@ int compare_main(const std::vector<std::string> &a)
 		const GuestResult &g = it->second;
 		std::string corpus = corpus_name(source);
 		if (!record.empty() && !corpus.empty()) {
-			std::string head = "# kernel: " + kernel + "\n# config: " + c.name() + "\n# program: " + corpus + ".fl\n";
+			std::string head = "# kernel: " + kernel + "\n# config: " + c.name() + "\n# program: " + corpus + ".fl\n# program-hash: " + program_hash(p) + "\n";
 			spit(fs::path(record) / (corpus + ".trace"),
 			     head + (g.trace ? write_trace(*g.trace) : "# guest: " + g.note + "\n"));
 		}
@@ -245,13 +267,13 @@ int compare_main(const std::vector<std::string> &a)
 			not_run++;
 			continue;
 		}
-		switch (judge(source, p, *g.trace, port_trace(p, c), c)) {
+		switch (judge(source, p, *g.trace, c)) {
 		case Outcome::agree: agree++; break;
-		case Outcome::differs_61: differs++; break;
+		case Outcome::differs: differs++; break;
 		case Outcome::disagree: disagree++; break;
 		}
 	}
-	std::printf("kernels: %zu agree, %zu disagree, %zu differ by a documented 6.1 difference, %zu not run by the "
+	std::printf("kernels: %zu agree, %zu disagree, %zu differ by a documented difference, %zu not run by the "
 		    "guest, %zu without a result%s\n",
 		    agree, disagree, differs, not_run, missing, con.done ? "" : " (the runner did not finish)");
 	return disagree || missing ? 1 : 0;
@@ -306,6 +328,12 @@ int check_recorded_main(const std::vector<std::string> &a)
 				continue;
 			}
 			std::string text = slurp(tf.string());
+			if (header_value(text, "program-hash") != program_hash(p)) {
+				std::printf("-- stale recorded trace (the Program changed): %s on %s\n", rel.c_str(),
+					    k.path().filename().c_str());
+				unrecorded++;
+				continue;
+			}
 			if (text.find("\ntrace ") == std::string::npos) {
 				not_run++;  // the guest could not run it; its reason is in the file
 				continue;
@@ -314,14 +342,14 @@ int check_recorded_main(const std::vector<std::string> &a)
 			auto guest = read_trace(text, &err);
 			if (!guest)
 				throw Usage(tf.string() + ": " + err);
-			switch (judge(tf.string(), p, *guest, port_trace(p, *c), *c)) {
+			switch (judge(tf.string(), p, *guest, *c)) {
 			case Outcome::agree: agree++; break;
-			case Outcome::differs_61: differs++; break;
+			case Outcome::differs: differs++; break;
 			case Outcome::disagree: disagree++; break;
 			}
 		}
 	}
-	std::printf("recorded kernel traces: %zu agree, %zu disagree, %zu differ by a documented 6.1 difference, "
+	std::printf("recorded kernel traces: %zu agree, %zu disagree, %zu differ by a documented difference, "
 		    "%zu not runnable in a guest, %zu unrecorded\n",
 		    agree, disagree, differs, not_run, unrecorded);
 	if (disagree)

@@ -2,8 +2,11 @@
 // The host side of the guest protocol: console framing and config names.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include "check/trace_text.h"
 #include "console.h"
+#include "differences_61.h"
 #include "guest_config.h"
 
 namespace fl::kernels {
@@ -68,6 +71,39 @@ TEST(GuestConfig, TheGuestIsFourKAnonAndRootBypassesUnlessTheProgramPins)
 	p.header.door.reset();
 	p.header.arch = Arch::A64;
 	EXPECT_FALSE(guest_config(p, Arch::A32, Patch::pre).has_value());
+}
+
+Event ret(int64_t r) { return Event{r, 0, {}, ""}; }
+
+TEST(Differences61, EachMatchesOnlyItsOwnShape)
+{
+	Program p;
+	Config c64{Arch::A64, Patch::v2, 12, Door::anon, true}, c32 = c64;
+	c32.arch = Arch::A32;
+	Op freeze{OpKind::freeze};
+	ASSERT_NE(classify_61(p, c64, freeze, ret(-EBUSY), ret(-EPERM)), nullptr);
+	EXPECT_STREQ(classify_61(p, c64, freeze, ret(-EBUSY), ret(-EPERM))->name, "freeze_perm");
+	EXPECT_EQ(classify_61(p, c64, freeze, ret(0), ret(-EPERM)), nullptr);  // only a read-only fd succeeds
+	p.map.map_flags |= uapi::BPF_F_RDONLY;
+	EXPECT_NE(classify_61(p, c64, freeze, ret(0), ret(-EPERM)), nullptr);
+	EXPECT_EQ(classify_61(p, c64, freeze, ret(-EPERM), ret(0)), nullptr);  // the other way round is a bug
+
+	Op mmap{OpKind::mmap};
+	mmap.prot = 4;  // PROT_EXEC
+	EXPECT_STREQ(classify_61(p, c64, mmap, ret(0), ret(-EPERM))->name, "anon_noexec");
+	mmap.prot = 1;
+	EXPECT_EQ(classify_61(p, c64, mmap, ret(0), ret(-EPERM)), nullptr);
+
+	Op big{OpKind::mmap};
+	big.len.value = 0xb0000000;
+	EXPECT_STREQ(classify_61(p, c32, big, ret(-ENOMEM), ret(-EINVAL))->name, "no_gap");
+	EXPECT_EQ(classify_61(p, c64, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);  // 64-bit always has the gap
+	big.len.value = 0x100000;
+	EXPECT_EQ(classify_61(p, c32, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);
+
+	Op mremap{OpKind::mremap};
+	EXPECT_STREQ(classify_61(p, c64, mremap, ret(-EFAULT), ret(-EINVAL))->name, "mremap_check_order");
+	EXPECT_EQ(classify_61(p, c64, mremap, ret(0), ret(-ENOMEM)), nullptr);
 }
 
 }  // namespace

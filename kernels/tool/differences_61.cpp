@@ -32,7 +32,8 @@ const Difference61 kMremapCheckOrder = {
 const Difference61 kNoGap = {
 	"no_gap",
 	"Not 6.1-specific: the real i386 guest process (binary, heap, stack, the executor's window) has no "
-	"free gap for a mapping of a gigabyte or more that the port's otherwise empty 32-bit address space "
+	"free gap for a mapping of 256 MiB or more (the executor's window alone takes 256 MiB to 2 GiB of "
+	"the 3 GiB) that the port's otherwise empty 32-bit address space "
 	"still has. do_mmap() calls get_unmapped_area() before file_mmap_ok() and f_op->mmap, so the guest "
 	"gets ENOMEM where the port goes on to EINVAL, EOVERFLOW or EACCES.",
 };
@@ -50,7 +51,7 @@ const Difference61 *classify_61(const Program &p, const Config &c, const Op &op,
 	if (op.kind == OpKind::mremap && port.ret == -EINVAL && guest.ret == -EFAULT)
 		return &kMremapCheckOrder;
 	if (op.kind == OpKind::mmap && c.arch == Arch::A32 && guest.ret == -ENOMEM && port.ret < 0 &&
-	    port.ret != -ENOMEM && uint32_t(op.len.resolve(c.page_shift)) >= (1u << 30))
+	    port.ret != -ENOMEM && uint32_t(op.len.resolve(c.page_shift)) >= (256u << 20))
 		return &kNoGap;
 	return nullptr;
 }

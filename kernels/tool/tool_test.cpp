@@ -98,7 +98,7 @@ TEST(Differences61, EachMatchesOnlyItsOwnShape)
 	big.len.value = 0xb0000000;
 	EXPECT_STREQ(classify_61(p, c32, big, ret(-ENOMEM), ret(-EINVAL))->name, "no_gap");
 	EXPECT_EQ(classify_61(p, c64, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);  // 64-bit always has the gap
-	big.len.value = 0x100000;
+	big.len.value = 0x1000000;
 	EXPECT_EQ(classify_61(p, c32, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);
 
 	Op mremap{OpKind::mremap};

@@ -56,4 +56,14 @@ const Difference61 *classify_61(const Program &p, const Config &c, const Op &op,
 	return nullptr;
 }
 
+const Difference61 *earlier_61(const Program &p, const Trace &port, size_t upto, size_t *at)
+{
+	for (size_t i = 0; i < upto && i < p.ops.size() && i < port.events.size(); i++)
+		if (p.ops[i].kind == OpKind::mmap && (p.ops[i].prot & PROT_EXEC) && port.events[i].ret == -EPERM) {
+			*at = i;
+			return &kAnonNoexec;
+		}
+	return nullptr;
+}
+
 }  // namespace fl::kernels

@@ -20,4 +20,11 @@ struct Difference61 {
 // nullptr when the difference at `op` is not a documented one.
 const Difference61 *classify_61(const Program &p, const Config &c, const Op &op, const Event &guest, const Event &port);
 
+// An earlier op, before `upto`, whose traces agree but whose kernels did not
+// do the same thing: an mmap(PROT_EXEC) the port refused in do_mmap()
+// (anon_noexec) that 6.1 refused later, inside mmap_region() after a
+// MAP_FIXED had already unmapped the old range (e.g. EPERM for a writable
+// mapping of a frozen map). nullptr if none; else *at is its 0-based index.
+const Difference61 *earlier_61(const Program &p, const Trace &port, size_t upto, size_t *at);
+
 }  // namespace fl::kernels

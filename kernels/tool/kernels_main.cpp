@@ -14,6 +14,7 @@
 //       replays CORPORA/kernel-traces/*/**.trace against the port (exit 1 on
 //       a disagreement) and flags corpus Programs with no recorded trace
 //       (exit 77, ctest's skip code, when that is the only finding).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -229,6 +230,12 @@ Outcome judge(const std::string &source, const Program &p, const Trace &guest, c
 			std::printf("-- differs by 6.1 difference %s at op %zu: %s\n", d->name, i + 1, source.c_str());
 			return Outcome::differs;
 		}
+	size_t at = 0;
+	if (const Difference61 *d = earlier_61(p, port, std::min(i, p.ops.size()), &at)) {
+		std::printf("-- differs by 6.1 difference %s at op %zu (seen at op %zu): %s\n", d->name, at + 1, i + 1,
+			    source.c_str());
+		return Outcome::differs;
+	}
 	report(source, p, guest, port, c);
 	return Outcome::disagree;
 }

@@ -106,5 +106,21 @@ TEST(Differences61, EachMatchesOnlyItsOwnShape)
 	EXPECT_EQ(classify_61(p, c64, mremap, ret(0), ret(-ENOMEM)), nullptr);
 }
 
+TEST(Differences61, AnEarlierRefusedExecMappingExplainsALaterDifference)
+{
+	Program p;
+	p.ops.resize(3);
+	p.ops[1].kind = OpKind::mmap;
+	p.ops[1].prot = 7;  // rwx
+	Trace port;
+	port.events = {ret(0), ret(-EPERM), ret(0)};
+	size_t at = 99;
+	EXPECT_EQ(earlier_61(p, port, 1, &at), nullptr);  // only ops before the difference count
+	ASSERT_NE(earlier_61(p, port, 2, &at), nullptr);
+	EXPECT_EQ(at, 1u);
+	port.events[1] = ret(-EINVAL);
+	EXPECT_EQ(earlier_61(p, port, 2, &at), nullptr);
+}
+
 }  // namespace
 }  // namespace fl::kernels

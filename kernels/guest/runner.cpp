@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The QEMU guest's /init: runs every Program under /p with the host-kernel
+// executor (src/real/host_executor.h) against the guest's own kernel and
+// prints each trace on the console (src/check/trace_text.h), framed as
+//
+//	@@ begin NAME
+//	trace ... end            (or one "skipped: ..." / "unsupported: ..." /
+//	@@ end NAME               "error: ..." / "parse: ..." line)
+//	@@ done N
+//
+// Files named b-* run as root (bpf_bypass_spec_v1() is perfmon_capable(),
+// so root bypasses the Spectre-v1 masking); then the runner drops
+// CAP_SYS_ADMIN and CAP_PERFMON but keeps CAP_BPF and runs the m-* files, so
+// maps are created in the masked (power-of-two rounded) layout.
+// As PID 1 it mounts /proc (smaps) and ends with reboot(RB_AUTOBOOT), which
+// qemu -no-reboot turns into a clean exit. It refuses to run as anything but
+// PID 1 unless given a directory, so it never reboots a host by accident.
+// No iostreams: their locale setup runs pthread_once, whose futex wake is
+// ENOSYS on a tinyconfig kernel (CONFIG_FUTEX off), and glibc aborts.
+#include <dirent.h>
+#include <linux/capability.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "check/program_text.h"
+#include "check/trace_text.h"
+#include "real/host_executor.h"
+
+namespace {
+
+std::vector<std::string> list_programs(const std::string &dir, char mode)
+{
+	std::vector<std::string> names;
+	if (DIR *d = opendir(dir.c_str())) {
+		while (dirent *e = readdir(d)) {
+			std::string n = e->d_name;
+			if (n.size() > 2 && n[0] == mode && n[1] == '-')
+				names.push_back(n);
+		}
+		closedir(d);
+	}
+	std::sort(names.begin(), names.end());
+	return names;
+}
+
+// Drops CAP_SYS_ADMIN and CAP_PERFMON from the effective and permitted sets
+// (and so from every child): bpf(2) stays allowed through CAP_BPF.
+bool drop_perfmon()
+{
+	__user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+	__user_cap_data_struct data[2]{};
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return false;
+	for (int cap : {CAP_SYS_ADMIN, CAP_PERFMON}) {
+		data[cap / 32].effective &= ~(1u << (cap % 32));
+		data[cap / 32].permitted &= ~(1u << (cap % 32));
+	}
+	return syscall(SYS_capset, &hdr, data) == 0;
+}
+
+void run_one(const std::string &dir, const std::string &name)
+{
+	std::string text;
+	if (FILE *f = std::fopen((dir + "/" + name).c_str(), "rb")) {
+		char buf[4096];
+		for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+			text.append(buf, n);
+		std::fclose(f);
+	}
+	std::printf("@@ begin %s\n", name.c_str());
+	fl::ParseResult parsed = fl::parse_program(text);
+	if (!parsed.program) {
+		std::printf("parse: %s\n", parsed.error.str().c_str());
+	} else {
+		std::string reason;
+		auto trace = fl::run_on_host(*parsed.program, &reason);
+		if (trace)
+			std::fputs(fl::write_trace(*trace).c_str(), stdout);
+		else
+			std::printf("%s\n", reason.c_str());
+	}
+	std::printf("@@ end %s\n", name.c_str());
+	std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+	const bool init = getpid() == 1;
+	if (!init && argc != 2) {
+		std::fprintf(stderr, "usage: %s DIR (as PID 1 in a guest: /p)\n", argv[0]);
+		return 2;
+	}
+	const std::string dir = argc == 2 ? argv[1] : "/p";
+	if (init)
+		mount("proc", "/proc", "proc", 0, nullptr);
+	std::printf("@@ start\n");
+	size_t n = 0;
+	for (const auto &name : list_programs(dir, 'b'))
+		run_one(dir, name), n++;
+	auto masked = list_programs(dir, 'm');
+	if (!masked.empty() && !drop_perfmon())
+		std::printf("@@ warning: could not drop CAP_PERFMON\n");
+	for (const auto &name : masked)
+		run_one(dir, name), n++;
+	std::printf("@@ done %zu\n", n);
+	std::fflush(stdout);
+	if (init) {
+		sync();
+		reboot(RB_AUTOBOOT);
+	}
+	return 0;
+}

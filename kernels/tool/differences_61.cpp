@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "differences_61.h"
+
+#include <cerrno>
+#include <sys/mman.h>
+
+namespace fl::kernels {
+
+namespace {
+
+const Difference61 kFreezePerm = {
+	"freeze_perm",
+	"Upstream map_freeze() starts with 'if (!(map_get_sys_perms(map, f) & FMODE_CAN_WRITE)) return -EPERM': "
+	"a read-only fd, or any fd of an already frozen map (map_get_sys_perms masks FMODE_CAN_WRITE once "
+	"frozen), gets EPERM. 6.1's map_freeze has no such check: the read-only fd's freeze succeeds and a "
+	"second freeze gets EBUSY from 'if (READ_ONCE(map->frozen))'.",
+};
+
+const Difference61 kAnonNoexec = {
+	"anon_noexec",
+	"Since v6.15 anon_inodefs raises SB_I_NOEXEC, so do_mmap() refuses PROT_EXEC on a BPF map fd with "
+	"EPERM (path_noexec). 6.1's anon inodes are executable-mappable: the mmap succeeds.",
+};
+
+const Difference61 kMremapCheckOrder = {
+	"mremap_check_order",
+	"Since v6.17 mremap validates its arguments (check_mremap_params: alignment, lengths, the new range "
+	"overlapping the old) before it looks up the VMA, so a move of an unmapped range onto an overlapping "
+	"target is EINVAL. 6.1 looks the VMA up first (vma_to_resize) and gets EFAULT. The port follows upstream.",
+};
+
+const Difference61 kNoGap = {
+	"no_gap",
+	"Not 6.1-specific: the real i386 guest process (binary, heap, stack, the executor's window) has no "
+	"free gap for a mapping of 256 MiB or more (the executor's window alone takes 256 MiB to 2 GiB of "
+	"the 3 GiB) that the port's otherwise empty 32-bit address space "
+	"still has. do_mmap() calls get_unmapped_area() before file_mmap_ok() and f_op->mmap, so the guest "
+	"gets ENOMEM where the port goes on to EINVAL, EOVERFLOW or EACCES.",
+};
+
+}  // namespace
+
+const Difference61 *classify_61(const Program &p, const Config &c, const Op &op, const Event &guest, const Event &port)
+{
+	// 0 only for a read-only fd; EBUSY for a frozen map (or one still mapped writable).
+	bool rdonly_fd = p.map.map_flags & uapi::BPF_F_RDONLY;
+	if (op.kind == OpKind::freeze && port.ret == -EPERM && (guest.ret == -EBUSY || (guest.ret == 0 && rdonly_fd)))
+		return &kFreezePerm;
+	if (op.kind == OpKind::mmap && (op.prot & PROT_EXEC) && port.ret == -EPERM && guest.ret != -EPERM)
+		return &kAnonNoexec;
+	if (op.kind == OpKind::mremap && port.ret == -EINVAL && guest.ret == -EFAULT)
+		return &kMremapCheckOrder;
+	if (op.kind == OpKind::mmap && c.arch == Arch::A32 && guest.ret == -ENOMEM && port.ret < 0 &&
+	    port.ret != -ENOMEM && uint32_t(op.len.resolve(c.page_shift)) >= (256u << 20))
+		return &kNoGap;
+	return nullptr;
+}
+
+const Difference61 *earlier_61(const Program &p, const Trace &port, size_t upto, size_t *at)
+{
+	for (size_t i = 0; i < upto && i < p.ops.size() && i < port.events.size(); i++)
+		if (p.ops[i].kind == OpKind::mmap && (p.ops[i].prot & PROT_EXEC) && port.events[i].ret == -EPERM) {
+			*at = i;
+			return &kAnonNoexec;
+		}
+	return nullptr;
+}
+
+}  // namespace fl::kernels

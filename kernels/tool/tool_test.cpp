@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The host side of the guest protocol: console framing and config names.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "check/trace_text.h"
+#include "console.h"
+#include "differences_61.h"
+#include "guest_config.h"
+
+namespace fl::kernels {
+namespace {
+
+Trace sample()
+{
+	Trace t;
+	t.events.push_back(Event{0, 0, {}, ""});
+	t.events.push_back(Event{-22, 0, {}, ""});
+	t.events.push_back(Event{0, 7, {}, ""});
+	t.events.push_back(Event{8, 0, {1, 2, 3, 4, 5, 6, 7, 8}, ""});
+	return t;
+}
+
+TEST(Console, FramesSurviveKernelNoiseEscapesAndCarriageReturns)
+{
+	std::string text = "\x1b" "c\x1b[?7l@@ start\r\n[    0.5] random: crng init done\r\n"
+			   "@@ begin b-00000.fl\r\n" +
+			   write_trace(sample()) +
+			   "@@ end b-00000.fl\n"
+			   "@@ begin m-00001.fl\nunsupported: the op reaches outside the region\n@@ end m-00001.fl\n"
+			   "@@ done 2\n";
+	Console c = parse_console(text);
+	EXPECT_TRUE(c.done);
+	ASSERT_EQ(c.results.size(), 2u);
+	ASSERT_TRUE(c.results["b-00000.fl"].trace.has_value());
+	EXPECT_EQ(*c.results["b-00000.fl"].trace, sample());
+	EXPECT_FALSE(c.results["m-00001.fl"].trace.has_value());
+	EXPECT_EQ(c.results["m-00001.fl"].note, "unsupported: the op reaches outside the region");
+}
+
+TEST(Console, AnUnfinishedRunHasNoResultForTheCutProgram)
+{
+	std::string text = "@@ begin b-00000.fl\n" + write_trace(sample()) + "@@ end b-00000.fl\n@@ begin b-00001.fl\ntrace ";
+	Console c = parse_console(text);
+	EXPECT_FALSE(c.done);
+	EXPECT_EQ(c.results.count("b-00000.fl"), 1u);
+	EXPECT_EQ(c.results.count("b-00001.fl"), 0u);
+}
+
+TEST(GuestConfig, NamesRoundTripAndBadNamesAreRefused)
+{
+	Config c{Arch::A32, Patch::v1, 12, Door::anon, false};
+	ASSERT_TRUE(parse_config_name(c.name()).has_value());
+	EXPECT_EQ(*parse_config_name(c.name()), c);
+	EXPECT_FALSE(parse_config_name("v2/arch32/4k/anon").has_value());
+	EXPECT_FALSE(parse_config_name("v9/arch32/4k/anon/mask").has_value());
+	EXPECT_FALSE(parse_config_name("v2/32/4k/anon/mask").has_value());
+}
+
+TEST(GuestConfig, TheGuestIsFourKAnonAndRootBypassesUnlessTheProgramPins)
+{
+	Program p;
+	auto c = guest_config(p, Arch::A64, Patch::v2);
+	ASSERT_TRUE(c.has_value());
+	EXPECT_EQ(c->name(), "v2/arch64/4k/anon/bypass");
+	p.header.bypass_spec_v1 = false;
+	EXPECT_EQ(guest_config(p, Arch::A64, Patch::v2)->name(), "v2/arch64/4k/anon/mask");
+	p.header.door = Door::direct;
+	EXPECT_FALSE(guest_config(p, Arch::A64, Patch::v2).has_value());
+	p.header.door.reset();
+	p.header.arch = Arch::A64;
+	EXPECT_FALSE(guest_config(p, Arch::A32, Patch::pre).has_value());
+}
+
+Event ret(int64_t r) { return Event{r, 0, {}, ""}; }
+
+TEST(Differences61, EachMatchesOnlyItsOwnShape)
+{
+	Program p;
+	Config c64{Arch::A64, Patch::v2, 12, Door::anon, true}, c32 = c64;
+	c32.arch = Arch::A32;
+	Op freeze{OpKind::freeze};
+	ASSERT_NE(classify_61(p, c64, freeze, ret(-EBUSY), ret(-EPERM)), nullptr);
+	EXPECT_STREQ(classify_61(p, c64, freeze, ret(-EBUSY), ret(-EPERM))->name, "freeze_perm");
+	EXPECT_EQ(classify_61(p, c64, freeze, ret(0), ret(-EPERM)), nullptr);  // only a read-only fd succeeds
+	p.map.map_flags |= uapi::BPF_F_RDONLY;
+	EXPECT_NE(classify_61(p, c64, freeze, ret(0), ret(-EPERM)), nullptr);
+	EXPECT_EQ(classify_61(p, c64, freeze, ret(-EPERM), ret(0)), nullptr);  // the other way round is a bug
+
+	Op mmap{OpKind::mmap};
+	mmap.prot = 4;  // PROT_EXEC
+	EXPECT_STREQ(classify_61(p, c64, mmap, ret(0), ret(-EPERM))->name, "anon_noexec");
+	mmap.prot = 1;
+	EXPECT_EQ(classify_61(p, c64, mmap, ret(0), ret(-EPERM)), nullptr);
+
+	Op big{OpKind::mmap};
+	big.len.value = 0xb0000000;
+	EXPECT_STREQ(classify_61(p, c32, big, ret(-ENOMEM), ret(-EINVAL))->name, "no_gap");
+	EXPECT_EQ(classify_61(p, c64, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);  // 64-bit always has the gap
+	big.len.value = 0x1000000;
+	EXPECT_EQ(classify_61(p, c32, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);
+
+	Op mremap{OpKind::mremap};
+	EXPECT_STREQ(classify_61(p, c64, mremap, ret(-EFAULT), ret(-EINVAL))->name, "mremap_check_order");
+	EXPECT_EQ(classify_61(p, c64, mremap, ret(0), ret(-ENOMEM)), nullptr);
+}
+
+TEST(Differences61, AnEarlierRefusedExecMappingExplainsALaterDifference)
+{
+	Program p;
+	p.ops.resize(3);
+	p.ops[1].kind = OpKind::mmap;
+	p.ops[1].prot = 7;  // rwx
+	Trace port;
+	port.events = {ret(0), ret(-EPERM), ret(0)};
+	size_t at = 99;
+	EXPECT_EQ(earlier_61(p, port, 1, &at), nullptr);  // only ops before the difference count
+	ASSERT_NE(earlier_61(p, port, 2, &at), nullptr);
+	EXPECT_EQ(at, 1u);
+	port.events[1] = ret(-EINVAL);
+	EXPECT_EQ(earlier_61(p, port, 2, &at), nullptr);
+}
+
+}  // namespace
+}  // namespace fl::kernels

@@ -79,11 +79,12 @@ def main(argv):
         progress.note(f"setup: fuzz targets {'built' if built else 'FAILED: ' + last} in {progress.elapsed():.0f} s")
         if not built:
             return 1
-    if "bench" in a.only:
-        progress.begin("setup", "building faultline-bench (release preset)")
-        built, last = extra.build_bench(run)
+    release = [t for t, tech in (("faultline-bench", "bench"), ("faultline-prove", "proofs")) if tech in a.only]
+    if release:
+        progress.begin("setup", f"building {', '.join(release)} (release preset)")
+        built, last = extra.build_release(run, release)
         if not built:
-            progress.note(f"setup: faultline-bench did not build ({last}); the bench will be skipped")
+            progress.note(f"setup: the release build failed ({last}); those techniques fall back or skip")
     setup_seconds = progress.restart()
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
     results = []
@@ -107,7 +108,7 @@ def main(argv):
     decided = verdicts.decide(results)
     expected = verdicts.load_expected(EXPECTED)
     mismatches = verdicts.compare(decided, expected)
-    failed = [r for r in results if r.status == "failed"]
+    failed = [r for r in results if r.status == "failed"]  # includes oracle disagreements
     harness = [h for r in results for h in r.metrics.get("harness_problems", [])]
     ok = not mismatches and not failed and not harness
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": git_commit(),

@@ -104,11 +104,13 @@ def parse_prove_table(text, emit_dir):
 
 
 def run_proofs(run, seconds):
-    binary = run.tool("build", "default", "smt", "faultline-prove")
-    if not os.access(binary, os.X_OK):
+    binary = next((b for b in (run.tool("build", "release", "smt", "faultline-prove"),
+                               run.tool("build", "default", "smt", "faultline-prove")) if os.access(b, os.X_OK)), "")
+    if not binary:
         return Result("proofs", "skipped", "faultline-prove was not built (libz3-dev missing?)")
     emit = run.out("proofs", "x")[:-2]
-    rc, text, log = _run_logged(run, "proofs", [binary, "--emit", emit], seconds * 4)
+    rc, text, log = _run_logged(run, "proofs", [binary, "--emit", emit], seconds * 4,
+                                env={"ASAN_OPTIONS": "malloc_context_size=0:max_malloc_fill_size=0"})
     rows, evidence = parse_prove_table(text, emit)
     for e in evidence:
         e.program = run.rel(e.program) if e.program else ""

@@ -78,16 +78,18 @@ class ProveTable(unittest.TestCase):
       value_size=8 max_entries=4096 bypass_spec_v1=1 vm_pgoff=0x2ffffb len=0xc000 page=0x4 koff=0x0
 1  v2    64   4k   direct   cex rescue=range         34.2ms  reproduced: violation foreign_page at op 1 (v2/...)
 1  v2    32   64k  anon     proved                  254.8ms
+3  v2    32   4k   direct   cex rescue=anon          58.2ms  reproduced: pre: violation foreign_page at op 1 (pre/...)
 5  any   64   4k   anon     proved                   12.0ms
 2 rows, 0 mismatched; solver 0.1 s, wall 0.1 s
 """
 
     def test_rows_become_evidence_per_cell(self):
         rows, ev = parse_prove_table(self.TABLE, "/nonexistent")
-        self.assertEqual(len(rows), 4)
+        self.assertEqual(len(rows), 5)
         by = {(e.cell, e.outcome) for e in ev}
+        # the obligation-3 row whose replay breaks pre is pre's evidence, not v2's
         self.assertEqual(by, {("v1/arch32/regular", "violation"), ("v2/arch64/direct", "violation"),
-                              ("v2/arch32/anon", "proved")})
+                              ("v2/arch32/anon", "proved"), ("pre/arch32/direct", "violation")})
         self.assertEqual([e.rescue for e in ev if e.cell == "v2/arch64/direct"], ["range"])
         self.assertAlmostEqual([e.seconds for e in ev if e.cell == "v1/arch32/regular"][0], 0.0292)
 

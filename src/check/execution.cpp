@@ -6,7 +6,7 @@
 namespace fl {
 
 Execution::Execution(const Program &p, const Config &cfg)
-	: program_(p), machine_(make_machine(cfg)), bound_(p.labels.size()), label_addr_(p.labels.size())
+	: program_(p), machine_(make_machine(cfg)), labels_(p.labels.size(), cfg.arch == Arch::A32 ? 32 : 64)
 {
 	int64_t fd = machine_->map_create(p.map);
 	trace_.map_ret = fd < 0 ? fd : 0;
@@ -15,13 +15,7 @@ Execution::Execution(const Program &p, const Config &cfg)
 
 bool Execution::resolve(const Addr &a, uint64_t *out) const
 {
-	if (a.label < 0 || a.label >= (int)bound_.size() || !bound_[a.label])
-		return false;
-	uint64_t off = a.offset.resolve(machine_->config().page_shift);
-	uint64_t addr = a.negative ? label_addr_[a.label] - off : label_addr_[a.label] + off;
-	/* a user address is unsigned long wide: it wraps as the machine's does */
-	*out = machine_->config().arch == Arch::A32 ? uint32_t(addr) : addr;
-	return true;
+	return labels_.resolve(a, machine_->config().page_shift, out);
 }
 
 Event Execution::run(const Op &op)
@@ -31,18 +25,12 @@ Event Execution::run(const Op &op)
 	Event ev;
 	uint64_t addr = 0, at = 0;
 
-	ev.info = op_skip_reason(program_, op, bound_, m.process_alive(op.proc));
+	ev.info = labels_.prepare(program_, op, m.process_alive(op.proc), shift, &addr, &at);
 	if (!ev.info.empty())
 		return ev;
-	resolve(op.addr, &addr);
-	if (op.has_at)
-		resolve(op.at, &at);
 
 	auto bind = [&](int label, int64_t ret) {
-		if (label >= 0 && ret >= 0) {
-			bound_[label] = true;
-			label_addr_[label] = (uint64_t)ret;
-		}
+		labels_.bind(label, ret);
 		ev.ret = ret < 0 ? ret : 0;
 	};
 

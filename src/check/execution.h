@@ -31,8 +31,7 @@ private:
 
 	const Program &program_;
 	std::unique_ptr<Machine> machine_;
-	std::vector<bool> bound_;
-	std::vector<uint64_t> label_addr_;
+	Labels labels_;
 	size_t next_ = 0;
 	Trace trace_;
 	Violation violation_;

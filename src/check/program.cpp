@@ -40,9 +40,30 @@ int Program::add_label(const std::string &name)
 	return int(labels.size()) - 1;
 }
 
-std::string op_skip_reason(const Program &p, const Op &op, const std::vector<bool> &label_bound, bool proc_alive)
+bool Labels::resolve(const Addr &a, unsigned page_shift, uint64_t *out) const
 {
-	auto bound = [&](const Addr &a) { return a.label >= 0 && a.label < (int)label_bound.size() && label_bound[a.label]; };
+	if (a.label < 0 || a.label >= (int)bound_.size() || !bound_[a.label])
+		return false;
+	uint64_t off = a.offset.resolve(page_shift);
+	uint64_t addr = a.negative ? addr_[a.label] - off : addr_[a.label] + off;
+	/* a user address is unsigned long wide: it wraps as the kernel's does */
+	*out = bits_ == 32 ? uint32_t(addr) : addr;
+	return true;
+}
+
+void Labels::bind(int label, int64_t ret)
+{
+	if (label < 0 || label >= (int)bound_.size() || ret < 0)
+		return;
+	bound_[label] = true;
+	addr_[label] = uint64_t(ret);
+}
+
+std::string Labels::prepare(const Program &p, const Op &op, bool proc_alive, unsigned page_shift, uint64_t *addr,
+			    uint64_t *at) const
+{
+	*addr = *at = 0;
+	auto bound = [&](const Addr &a) { return a.label >= 0 && a.label < (int)bound_.size() && bound_[a.label]; };
 	bool needs_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect || op.kind == OpKind::mremap ||
 			  op.kind == OpKind::madvise || op.kind == OpKind::load || op.kind == OpKind::store ||
 			  op.kind == OpKind::smaps;
@@ -54,6 +75,9 @@ std::string op_skip_reason(const Program &p, const Op &op, const std::vector<boo
 		      op.kind == OpKind::close;
 	if (!proc_alive && !bpf_op)
 		return "skipped: no process " + std::to_string(op.proc);
+	resolve(op.addr, page_shift, addr);
+	if (op.has_at)
+		resolve(op.at, page_shift, at);
 	return "";
 }
 

@@ -104,10 +104,27 @@ struct Program {
 	int add_label(const std::string &name);          // existing index or a new one
 };
 
-// Why `op` cannot run, worded alike by every backend (the machine's
-// Execution, the host executor): its address or target label is not bound,
-// or its process is gone (bpf(2) ops run regardless). Empty: it runs.
-std::string op_skip_reason(const Program &, const Op &, const std::vector<bool> &label_bound, bool proc_alive);
+// The addresses a running Program's labels are bound to, shared by every
+// backend (the machine's Execution, the host executor).
+class Labels {
+public:
+	// `bits`: the width of unsigned long; resolved addresses wrap there.
+	Labels(size_t count, unsigned bits) : bound_(count), addr_(count), bits_(bits) {}
+	// The address an Addr names now, if its label is bound.
+	bool resolve(const Addr &, unsigned page_shift, uint64_t *out) const;
+	// A successful mmap/mremap (ret >= 0) binds `label` (if any) to ret.
+	void bind(int label, int64_t ret);
+	// Why `op` cannot run: its address or target label is not bound, or
+	// its process is gone (bpf(2) ops run regardless). Empty: it runs, and
+	// *addr / *at hold its address and target (0 where it has none).
+	std::string prepare(const Program &, const Op &, bool proc_alive, unsigned page_shift, uint64_t *addr,
+			    uint64_t *at) const;
+
+private:
+	std::vector<bool> bound_;
+	std::vector<uint64_t> addr_;
+	unsigned bits_;
+};
 
 const char *to_string(OpKind);
 std::optional<OpKind> parse_op_kind(const std::string &);

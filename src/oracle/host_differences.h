@@ -8,18 +8,16 @@
 #include <string>
 
 #include "check/program.h"
-#include "check/trace.h"
 #include "sim/machine.h"
 
 namespace fl::oracle {
 
 enum class HostDifference : uint8_t {
-	smaps_unmodelled_flags,  // VmFlags the port does not model
 	anon_vma_merge,          // the host merged adjacent anonymous VMAs; the port never merges
 	anon_pages_unmodelled,   // the port has no anonymous pages: loads/stores there SIGSEGV
 	mremap_multi_vma,        // 6.17+ mremap moves/shrinks ranges spanning several VMAs
 };
-inline constexpr int kHostDifferences = 4;
+inline constexpr int kHostDifferences = 3;
 
 const char *to_string(HostDifference);
 const char *describe(HostDifference);  // one paragraph: what, and why it is not a port bug
@@ -32,9 +30,5 @@ const char *describe(HostDifference);  // one paragraph: what, and why it is not
 // BPF map VMA is VM_DONTEXPAND. A difference at such an op ends the
 // comparison: the two sides no longer hold the same state.
 std::optional<HostDifference> port_scope(const Machine &m, const Op &op, uint64_t addr, unsigned page_shift);
-
-// Rewrites the host's event as the port would print it, if a documented
-// difference applies; returns whether it changed anything and which.
-bool normalise(const Op &op, Event *host_event, HostDifference *which);
 
 }  // namespace fl::oracle

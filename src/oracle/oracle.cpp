@@ -58,12 +58,6 @@ Comparison compare(const Program &p, const Trace &port, const Trace &host, const
 		}
 		if (port.events[i] == host.events[i])
 			continue;
-		Event h = host.events[i];
-		HostDifference which;
-		if (normalise(p.ops[i], &h, &which) && h == port.events[i]) {
-			c.explained.push_back(which);
-			continue;
-		}
 		if (scope && i < scope->size() && (*scope)[i]) {
 			c.explained.push_back(*(*scope)[i]);
 			c.stopped = true;

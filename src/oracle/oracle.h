@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The oracle: a Program on the host kernel (src/real) against the port at
 // the host's configuration (pre, Arch64, the host's page size, anon front
-// door, the host's spec_v1 behaviour), compared op by op. Documented
-// host-kernel differences (host_differences.h) are consulted before a
-// difference counts as a disagreement.
+// door, the host's spec_v1 behaviour), compared op by op, exactly; the
+// documented host-kernel differences (host_differences.h) are consulted
+// before a difference counts as a disagreement.
 #pragma once
 
 #include <functional>
@@ -33,7 +33,7 @@ struct Comparison {
 	// The first op (0-based) whose events differ in a way no documented
 	// host difference explains; kMapCreate when BPF_MAP_CREATE differs.
 	size_t op = 0;
-	std::vector<HostDifference> explained;  // differences that were explained, in order
+	std::vector<HostDifference> explained;  // the documented difference that ended the comparison
 	static constexpr size_t kMapCreate = size_t(-1);
 };
 

@@ -59,7 +59,7 @@ public:
 
 private:
 	Event run(const Op &op);
-	bool resolve(const Addr &a, uint64_t *out) const;
+	bool resolve(const Addr &a, uint64_t *out) const { return labels_.resolve(a, shift_, out); }
 	Reply call(int proc, Command c);
 	int64_t place_or_zero(int proc, uint64_t hint, uint64_t len);
 	void need_inside(uint64_t addr, uint64_t len, const char *what);
@@ -81,19 +81,8 @@ private:
 	int map_fd_ = -1;
 	int reply_fd_ = -1;
 	std::vector<Proc> procs_;
-	std::vector<bool> bound_;
-	std::vector<uint64_t> label_addr_;
+	Labels labels_{p_.labels.size(), sizeof(void *) == 4 ? 32u : 64u};
 };
-
-bool Supervisor::resolve(const Addr &a, uint64_t *out) const
-{
-	if (a.label < 0 || a.label >= (int)bound_.size() || !bound_[a.label])
-		return false;
-	uint64_t off = a.offset.resolve(shift_);
-	uint64_t addr = a.negative ? label_addr_[a.label] - off : label_addr_[a.label] + off;
-	*out = sizeof(void *) == 4 ? uint32_t(addr) : addr;
-	return true;
-}
 
 void Supervisor::need_inside(uint64_t addr, uint64_t len, const char *what)
 {
@@ -194,17 +183,11 @@ Event Supervisor::run(const Op &op)
 	Event ev;
 	uint64_t addr = 0, at = 0;
 	bool alive = op.proc >= 0 && op.proc < (int)procs_.size() && procs_[op.proc].alive;
-	ev.info = op_skip_reason(p_, op, bound_, alive);
+	ev.info = labels_.prepare(p_, op, alive, shift_, &addr, &at);
 	if (!ev.info.empty())
 		return ev;
-	resolve(op.addr, &addr);
-	if (op.has_at)
-		resolve(op.at, &at);
 	auto bind = [&](int label, int64_t ret) {
-		if (label >= 0 && ret >= 0) {
-			bound_[label] = true;
-			label_addr_[label] = uint64_t(ret);
-		}
+		labels_.bind(label, ret);
 		ev.ret = ret < 0 ? ret : 0;
 	};
 
@@ -332,8 +315,6 @@ Event Supervisor::run(const Op &op)
 Trace Supervisor::run()
 {
 	Trace t;
-	bound_.assign(p_.labels.size(), false);
-	label_addr_.assign(p_.labels.size(), 0);
 	int64_t fd = sys::bpf_map_create(p_.map);
 	t.map_ret = fd < 0 ? fd : 0;
 	if (fd >= 0) {

@@ -131,11 +131,27 @@ static ulong mremap_to(ulong addr, ulong old_len, ulong new_addr, ulong new_len,
 	ulong ret = -EINVAL;
 	ulong map_flags = 0;
 
-	/* the address checks are all in check_mremap_params() */
+	/*
+	 * The address checks are all in check_mremap_params(); the VMA checks
+	 * (check_prep_vma since v6.17) run before anything is unmapped: a
+	 * failing move leaves the target alone. Found by the host oracle on
+	 * 6.18, where the older order unmapped the target and then said
+	 * -EFAULT.
+	 */
+	vma = vma_to_resize(addr, old_len, new_len, flags);
+	if (IS_ERR(vma)) {
+		ret = PTR_ERR(vma);
+		goto out;
+	}
+
 	if (flags & MREMAP_FIXED) {
 		ret = do_munmap(mm, new_addr, new_len);
 		if (ret)
 			goto out;
+		/* If we remap a VMA this may cause it to be removed or split. */
+		vma = vma_lookup(mm, addr);
+		if (!vma)
+			return -EFAULT;
 	}
 
 	if (old_len > new_len) {
@@ -143,12 +159,7 @@ static ulong mremap_to(ulong addr, ulong old_len, ulong new_addr, ulong new_len,
 		if (ret)
 			goto out;
 		old_len = new_len;
-	}
-
-	vma = vma_to_resize(addr, old_len, new_len, flags);
-	if (IS_ERR(vma)) {
-		ret = PTR_ERR(vma);
-		goto out;
+		vma = vma_lookup(mm, addr);
 	}
 
 	if (flags & MREMAP_FIXED)

@@ -5,7 +5,9 @@
 //
 // Merging is not ported: every BPF map VMA has vm_ops->close, which makes
 // it unmergeable (is_mergeable_vma), and the only other VMAs are PROT_NONE
-// reservations, where a merge would change nothing but map_count.
+// reservations. A merge of two of those changes map_count and what an
+// mremap/munmap range crosses (the host oracle's anon_vma_merge entry,
+// src/oracle/host_differences.cpp), never the BPF fault path.
 #include <algorithm>
 
 #include "mm.h"

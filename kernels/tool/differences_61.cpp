@@ -29,6 +29,14 @@ const Difference61 kMremapCheckOrder = {
 	"target is EINVAL. 6.1 looks the VMA up first (vma_to_resize) and gets EFAULT. The port follows upstream.",
 };
 
+const Difference61 kMremapFixedUnmapsFirst = {
+	"mremap_fixed_unmaps_first",
+	"Since v6.17 a MREMAP_FIXED move checks the source VMA (check_prep_vma) before it unmaps the "
+	"target, so a move that fails (e.g. EFAULT: 'can't remap across vm area boundaries') leaves the "
+	"target mapped. 6.1's mremap_to() calls do_munmap(new_addr) first and vma_to_resize() after: the "
+	"failed move has already unmapped the target. The port follows upstream.",
+};
+
 const Difference61 kNoGap = {
 	"no_gap",
 	"Not 6.1-specific: the real i386 guest process (binary, heap, stack, the executor's window) has no "
@@ -58,11 +66,17 @@ const Difference61 *classify_61(const Program &p, const Config &c, const Op &op,
 
 const Difference61 *earlier_61(const Program &p, const Trace &port, size_t upto, size_t *at)
 {
-	for (size_t i = 0; i < upto && i < p.ops.size() && i < port.events.size(); i++)
-		if (p.ops[i].kind == OpKind::mmap && (p.ops[i].prot & PROT_EXEC) && port.events[i].ret == -EPERM) {
-			*at = i;
+	for (size_t i = 0; i < upto && i < p.ops.size() && i < port.events.size(); i++) {
+		const Op &op = p.ops[i];
+		int64_t ret = port.events[i].ret;
+		*at = i;
+		if (op.kind == OpKind::mmap && (op.prot & PROT_EXEC) && ret == -EPERM)
 			return &kAnonNoexec;
-		}
+		// vma_to_resize()'s refusals, which 6.1 reaches after unmapping the target
+		if (op.kind == OpKind::mremap && (op.flags & MREMAP_FIXED) &&
+		    (ret == -EFAULT || ret == -ENOMEM || ret == -EAGAIN))
+			return &kMremapFixedUnmapsFirst;
+	}
 	return nullptr;
 }
 

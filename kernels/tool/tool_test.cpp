@@ -122,5 +122,24 @@ TEST(Differences61, AnEarlierRefusedExecMappingExplainsALaterDifference)
 	EXPECT_EQ(earlier_61(p, port, 2, &at), nullptr);
 }
 
+TEST(Differences61, AFailedFixedMoveExplainsALaterDifference)
+{
+	Program p;
+	p.ops.resize(3);
+	p.ops[1].kind = OpKind::mremap;
+	p.ops[1].flags = uapi::MREMAP_MAYMOVE | uapi::MREMAP_FIXED;
+	Trace port;
+	port.events = {ret(0), ret(-EFAULT), ret(0)};
+	size_t at = 99;
+	ASSERT_NE(earlier_61(p, port, 2, &at), nullptr);
+	EXPECT_STREQ(earlier_61(p, port, 2, &at)->name, "mremap_fixed_unmaps_first");
+	EXPECT_EQ(at, 1u);
+	port.events[1] = ret(-EINVAL);  // refused before 6.1 unmaps anything
+	EXPECT_EQ(earlier_61(p, port, 2, &at), nullptr);
+	p.ops[1].flags = uapi::MREMAP_MAYMOVE;  // no target to lose
+	port.events[1] = ret(-EFAULT);
+	EXPECT_EQ(earlier_61(p, port, 2, &at), nullptr);
+}
+
 }  // namespace
 }  // namespace fl::kernels

@@ -4,18 +4,8 @@
 # clear message (file:line:column for parse errors). Usage: cli_test.sh CLI DATA_DIR
 set -u
 cli=("$@"); data=${cli[-1]}; unset 'cli[-1]'
-fails=0 passes=0
-expect() {  # expect RC PATTERN ARGS...
-	local want=$1 pattern=$2; shift 2
-	local out rc
-	out=$("${cli[@]}" "$@" 2>&1); rc=$?
-	if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-		echo "FAIL: $* -> rc $rc (want $want), output does not match /$pattern/:"; echo "$out" | tail -5
-		fails=$((fails + 1))
-	else
-		passes=$((passes + 1))
-	fi
-}
+source "$(dirname "$0")/expect.sh"
+EXPECT_CMD=("${cli[@]}")
 expect 0 '^verdict: ok$' replay "$data/ok.fl"
 expect 1 '^verdict: violation foreign_page at op 2 \(v1/arch32/4k/direct/' replay "$data/v1_wrap.fl"
 expect 2 'malformed.fl:4:13: ' replay "$data/malformed.fl"
@@ -27,5 +17,4 @@ expect 2 'no configuration left' replay --arch 32 "$data/ok.fl"
 expect 2 'needs at least one Program' replay
 expect 2 "unknown command 'frobnicate'" frobnicate
 expect 0 'pre/arch64/4k/anon/mask' replay --patch pre --door anon --spec mask "$data/ok.fl"
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+expect_done

@@ -6,18 +6,8 @@
 # packages from ./faultline instead of listing them. Usage: docker_check_test.sh SRC
 set -u
 src=$1
-fails=0 passes=0
-expect() {  # expect RC PATTERN COMMAND...
-	local want=$1 pattern=$2; shift 2
-	local out rc
-	out=$("$@" 2>&1 </dev/null); rc=$?
-	if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-		echo "FAIL: $* -> rc $rc (want $want), output does not match /$pattern/:"; echo "$out" | tail -5
-		fails=$((fails + 1))
-	else
-		passes=$((passes + 1))
-	fi
-}
+source "$(dirname "$0")/expect.sh"
+EXPECT_CMD=()
 check=(bash "$src/tools/podman_check.sh")
 expect 2 "unknown option '--bogus'" "${check[@]}" --bogus
 expect 2 'usage: tools/podman_check.sh' "${check[@]}" --cache
@@ -28,5 +18,4 @@ expect 0 'docker-check \[--fresh\]' "$src/faultline" help
 expect 0 'RUN \./faultline deps' cat "$src/Dockerfile"
 expect 1 '^$' grep -nE 'apt-get (-[^ ]+ )*install' "$src/Dockerfile"
 expect 0 '^CMD \["\./faultline", "verify"\]$' cat "$src/Dockerfile"
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+expect_done

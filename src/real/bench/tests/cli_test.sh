@@ -5,18 +5,8 @@
 # Usage: cli_test.sh BENCH
 set -u
 bench=$1
-fails=0 passes=0
-expect() {  # expect RC PATTERN ARGS...
-	local want=$1 pattern=$2; shift 2
-	local out rc
-	out=$("$bench" "$@" 2>&1); rc=$?
-	if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-		echo "FAIL: $* -> rc $rc (want $want), output does not match /$pattern/:"; echo "$out" | tail -5
-		fails=$((fails + 1))
-	else
-		passes=$((passes + 1))
-	fi
-}
+source "$(dirname "$0")/../../../../tests/expect.sh"
+EXPECT_CMD=("$bench")
 one_line_error() {  # bad input: exactly one line on stderr, nothing on stdout
 	local out
 	out=$("$bench" "$@" 2>&1 >/dev/null | wc -l)
@@ -39,5 +29,4 @@ expect 0 '^arraymap-mmap: model v3/arch32: per op: ptes at mmap 256, faults 1[67
 expect 0 '^arraymap-mmap: throughput: [0-9]+\.[0-9]{3} \+/- [0-9]+\.[0-9]{3} M ops/s, latency: [0-9]+\.[0-9]{3} ns/op$' \
 	--backend anon --map-size 64K -d 0.05 -w 0 --touch all arraymap-mmap
 expect 0 'nr_threads: 2, map_size: 65536' --backend memfd --map-size 64K -d 0.05 -w 0 -p 2
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+expect_done

@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared by the command-line contract tests (sourced): `expect RC PATTERN ARGS...`
+# runs "${EXPECT_CMD[@]}" ARGS... and checks its exit code and that its output
+# matches the extended regex; `expect_done` prints the tally and fails if any failed.
+fails=0 passes=0
+expect() {
+	local want=$1 pattern=$2; shift 2
+	local out rc
+	out=$("${EXPECT_CMD[@]}" "$@" 2>&1 </dev/null); rc=$?
+	if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+		echo "FAIL: $* -> rc $rc (want $want), output does not match /$pattern/:"; echo "$out" | tail -5
+		fails=$((fails + 1))
+	else
+		passes=$((passes + 1))
+	fi
+}
+expect_done() {
+	echo "$passes passed, $fails failed"
+	[ "$fails" -eq 0 ]
+}

@@ -37,6 +37,15 @@ const Difference61 kMremapFixedUnmapsFirst = {
 	"failed move has already unmapped the target. The port follows upstream.",
 };
 
+const Difference61 kMmapFixedUnmapsFirst = {
+	"mmap_fixed_unmaps_first",
+	"6.1's mmap_region() unmaps what a MAP_FIXED mapping replaces (do_mas_munmap) before it calls "
+	"f_op->mmap, so a MAP_FIXED mmap that bpf_map_mmap()/array_map_mmap() refuses (EINVAL, EACCES) "
+	"leaves a hole where the old mapping was. Since v6.12 __mmap_region() gathers the old VMAs first and "
+	"puts them back when the hook fails (vms_abort_munmap_vmas): the old mapping survives. The port "
+	"follows upstream. Shows up at a later op that touches the hole.",
+};
+
 const Difference61 kNoGap = {
 	"no_gap",
 	"Not 6.1-specific: the real i386 guest process (binary, heap, stack, the executor's window) has no "
@@ -72,6 +81,11 @@ const Difference61 *earlier_61(const Program &p, const Trace &port, size_t upto,
 		*at = i;
 		if (op.kind == OpKind::mmap && (op.prot & PROT_EXEC) && ret == -EPERM)
 			return &kAnonNoexec;
+		// ->mmap's refusals of a MAP_FIXED mapping (do_mmap's own come back
+		// before the unmap too, but with the same errnos: a heuristic that
+		// only ever explains a difference seen at a later op)
+		if (op.kind == OpKind::mmap && op.has_at && (op.flags & MAP_FIXED) && (ret == -EINVAL || ret == -EACCES))
+			return &kMmapFixedUnmapsFirst;
 		// vma_to_resize()'s refusals, which 6.1 reaches after unmapping the target
 		if (op.kind == OpKind::mremap && (op.flags & MREMAP_FIXED) &&
 		    (ret == -EFAULT || ret == -ENOMEM || ret == -EAGAIN))

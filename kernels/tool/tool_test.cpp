@@ -122,6 +122,22 @@ TEST(Differences61, AnEarlierRefusedExecMappingExplainsALaterDifference)
 	EXPECT_EQ(earlier_61(p, port, 2, &at), nullptr);
 }
 
+TEST(Differences61, ARefusedFixedMmapExplainsALaterDifference)
+{
+	Program p;
+	p.ops.resize(3);
+	p.ops[1].kind = OpKind::mmap;
+	p.ops[1].has_at = true;
+	p.ops[1].flags = uapi::MAP_SHARED | uapi::MAP_FIXED;
+	Trace port;
+	port.events = {ret(0), ret(-EINVAL), ret(0)};
+	size_t at = 99;
+	ASSERT_NE(earlier_61(p, port, 2, &at), nullptr);
+	EXPECT_STREQ(earlier_61(p, port, 2, &at)->name, "mmap_fixed_unmaps_first");
+	p.ops[1].flags = uapi::MAP_SHARED;  // not MAP_FIXED: nothing was replaced
+	EXPECT_EQ(earlier_61(p, port, 2, &at), nullptr);
+}
+
 TEST(Differences61, AFailedFixedMoveExplainsALaterDifference)
 {
 	Program p;

@@ -92,7 +92,8 @@ def main(argv):
         if name not in a.only:
             continue
         left = a.budget - progress.elapsed()
-        allowance = max(10.0, left - 20) if share is None else max(10.0, a.budget * share)
+        # fuzz: what is left, less a fifth for minimising and replaying its findings
+        allowance = max(10.0, (left - 20) * 0.8) if share is None else max(10.0, a.budget * share)
         progress.begin(name, f"up to {allowance:.0f} s")
         t0 = time.monotonic()
         try:

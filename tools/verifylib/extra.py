@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""The real-kernel techniques of faultline verify: the host-kernel oracle and
-the bench (cost figures). Both need privileges and skip cleanly without."""
+"""faultline verify's host-kernel oracle and bench (which need privileges and
+skip cleanly without), and the release build of the tools they and the proofs use."""
 import json
 import os
 import re

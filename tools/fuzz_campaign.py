@@ -199,6 +199,7 @@ def run_afl(task, seconds, start_all):
         if time.time() - t0 > seconds + 60:
             proc.kill()
     err = proc.stderr.read()
+    reap_strays({task.binary(), task.binary("afl-cmplog")})
     read_afl_stats(task, stats)
     if not os.path.exists(stats):
         say(f"[afl] {task.name}: afl-fuzz did not start: {err.strip()[-300:]}")
@@ -208,6 +209,18 @@ def run_afl(task, seconds, start_all):
             if f.startswith("id:"):
                 path = os.path.join(crashes, f)
                 task.crashes.append((round(os.path.getmtime(path) - t0, 2), path))
+
+
+def reap_strays(binaries):
+    """afl-fuzz -V can leave forkserver children behind (stopped, in their
+    own session, cmplog's argv but either binary): kill whatever still runs
+    one of this task's binaries once its afl-fuzz has exited."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/exe") in binaries:
+                os.kill(int(pid), 9)
+        except OSError:
+            pass
 
 
 def read_afl_stats(task, path):

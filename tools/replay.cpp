@@ -8,6 +8,7 @@
 #include <map>
 
 #include "check/differential.h"
+#include "check/json.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
 #include "options.h"
@@ -125,23 +126,6 @@ int replay_main(const std::vector<std::string> &args)
 }
 
 namespace {
-
-std::string json_string(const std::string &s)
-{
-	std::string out = "\"";
-	for (char ch : s) {
-		if (ch == '"' || ch == '\\')
-			out += '\\';
-		if (static_cast<unsigned char>(ch) < 0x20) {
-			char buf[8];
-			std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-			out += buf;
-			continue;
-		}
-		out += ch;
-	}
-	return out + "\"";
-}
 
 // "--json FILE" is the one option with a value besides the filters.
 std::string take_json_option(std::vector<std::string> &args)

@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 
-from .techniques import Result, _run_logged, corpus_files
+from .techniques import Result, run_logged, corpus_files
 
 BENCH = ("build", "release", "src", "real", "bench", "faultline-bench")
 
@@ -20,7 +20,7 @@ def run_oracle(run, seconds):
     Program plus a seeded random batch. A disagreement is a port bug (or an
     undocumented host difference): it fails verify, whatever the verdicts."""
     count = 500 if run.quick else 3000
-    rc, text, log = _run_logged(run, "oracle", [run.tool("build", "default", "faultline-cli"), "oracle",
+    rc, text, log = run_logged(run, "oracle", [run.tool("build", "default", "faultline-cli"), "oracle",
                                                 "--allow-skip", "--count", str(count), "--seed", str(run.seed)]
                                 + corpus_files(run.root), seconds * 4)
     skipped = re.search(r"^skipped: (.*)$", text, re.M)
@@ -60,7 +60,7 @@ def run_bench(run, seconds):
         return Result("bench", "skipped", "faultline-bench was not built")
     out = run.out("bench", "matrix.json")
     duration = "0.2" if run.quick else "0.4"
-    rc, text, log = _run_logged(run, "bench", [binary, "--matrix", "-d", duration, "-w", "0.1", "--threads", "1",
+    rc, text, log = run_logged(run, "bench", [binary, "--matrix", "-d", duration, "-w", "0.1", "--threads", "1",
                                                "--out", os.path.dirname(out)], seconds * 4,
                                 on_line=lambda line: run.progress.update(line[:100]))
     if rc != 0 or not os.path.exists(out):

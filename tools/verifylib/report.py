@@ -29,6 +29,14 @@ def found_by_text(v, short=False):
     return "; ".join(f"{t} {_seconds(b['seconds'])} ({b['count']}x)" for t, b in ranked)
 
 
+def seen_differences(diffs):
+    """(kind, description, cells it was seen on) for each documented difference seen."""
+    for kind, text in DIFFERENCES.items():
+        cells = sorted(c for c, d in diffs.items() if kind in d)
+        if cells:
+            yield kind, text, cells
+
+
 def verdict_rows(verdicts, expected):
     for cell in CELLS:
         v = verdicts[cell]
@@ -56,11 +64,9 @@ def write_summary_md(path, meta, verdicts, expected, results):
     diffs = meta.get("differences", {})
     if diffs:
         lines += ["", "## Observable eager-vs-lazy differences (documented)", ""]
-        for kind, text in DIFFERENCES.items():
-            cells = sorted(c for c, d in diffs.items() if kind in d)
-            if cells:
-                lines.append(f"- `{kind}`: {text}. Seen on {len(cells)} cells ({', '.join(cells[:4])}"
-                             f"{', ...' if len(cells) > 4 else ''}).")
+        for kind, text, cells in seen_differences(diffs):
+            lines.append(f"- `{kind}`: {text}. Seen on {len(cells)} cells ({', '.join(cells[:4])}"
+                         f"{', ...' if len(cells) > 4 else ''}).")
     for section in meta.get("extra_md", []):
         lines += [""] + section
     with open(path, "w") as f:
@@ -117,12 +123,10 @@ def write_index_html(path, meta, verdicts, expected, results, plots):
     diffs = meta.get("differences", {})
     if diffs:
         h.append("<h2>Observable eager-vs-lazy differences (documented)</h2><ul>")
-        for kind, text in DIFFERENCES.items():
-            cells = sorted(c for c, d in diffs.items() if kind in d)
-            if cells:
-                example = sorted(diffs[cells[0]][kind])[0]
-                h.append(f"<li><code>{kind}</code>: {escape(text)}. Seen on {len(cells)} cells; example "
-                         f"<a href='{escape(example)}'>{escape(example)}</a></li>")
+        for kind, text, cells in seen_differences(diffs):
+            example = sorted(diffs[cells[0]][kind])[0]
+            h.append(f"<li><code>{kind}</code>: {escape(text)}. Seen on {len(cells)} cells; example "
+                     f"<a href='{escape(example)}'>{escape(example)}</a></li>")
         h.append("</ul>")
     for title, svgs in plots:
         if svgs:

@@ -53,7 +53,7 @@ class Result:
         return d
 
 
-def _run_logged(run, name, argv, timeout, env=None, on_line=None):
+def run_logged(run, name, argv, timeout, env=None, on_line=None):
     """Runs argv with output to report/logs/NAME.log; returns (rc, text)."""
     log = run.out("logs", f"{name}.log")
     lines = []
@@ -113,7 +113,7 @@ def run_proofs(run, seconds):
     if not binary:
         return Result("proofs", "skipped", "faultline-prove was not built (libz3-dev missing?)")
     emit = run.out("proofs", "x")[:-2]
-    rc, text, log = _run_logged(run, "proofs", [binary, "--emit", emit], seconds * 4,
+    rc, text, log = run_logged(run, "proofs", [binary, "--emit", emit], seconds * 4,
                                 env={"ASAN_OPTIONS": "malloc_context_size=0:max_malloc_fill_size=0"})
     rows, evidence = parse_prove_table(text, emit)
     for e in evidence:
@@ -138,7 +138,7 @@ def corpus_files(root):
 def run_corpus(run, seconds):
     files = corpus_files(run.root)
     out = run.out("corpus.json")
-    rc, text, log = _run_logged(run, "corpus", [run.tool("build", "default", "faultline-cli"), "summary",
+    rc, text, log = run_logged(run, "corpus", [run.tool("build", "default", "faultline-cli"), "summary",
                                                 "--json", out] + files, seconds * 4)
     if rc not in (0, 1) or not os.path.exists(out):
         return Result("corpus", "failed", f"faultline-cli summary exited {rc}", log=run.rel(log))
@@ -178,7 +178,7 @@ def run_props(run, seconds):
         params = f"seed={run.seed} max_success={n}"
         run.progress.update(f"{label} properties, RC_PARAMS=\"{params}\"")
         t0 = time.monotonic()
-        rc, text, log = _run_logged(run, f"props-{label}", [binary, f"--gtest_filter={filt}",
+        rc, text, log = run_logged(run, f"props-{label}", [binary, f"--gtest_filter={filt}",
                                                             f"--gtest_output=json:{out}"],
                                     seconds * 4, env={"RC_PARAMS": params, "FL_PROPS_STRICT": "1",
                                          "FL_FINDINGS_DIR": run.out("props", "findings", "x")[:-2]})
@@ -234,7 +234,7 @@ def fuzz_selection(quick):
 
 def build_fuzzers(run):
     """Setup, outside the budget: the fuzz binaries for fuzz_selection()."""
-    rc, text, log = _run_logged(run, "fuzz-build", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine",
+    rc, text, log = run_logged(run, "fuzz-build", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine",
                                                     "both", "--build-only"] + fuzz_selection(run.quick), 3600,
                                 on_line=run.progress.update)
     return rc == 0, text.strip().splitlines()[-1] if text.strip() else ""
@@ -248,7 +248,7 @@ def run_fuzz(run, seconds):
         if line.startswith("[fuzz]") or line.startswith("[build]"):
             run.progress.update(line)
 
-    rc, text, log = _run_logged(run, "fuzz", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine", "both",
+    rc, text, log = run_logged(run, "fuzz", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine", "both",
                                               "--time", str(max(1, int(seconds))),
                                               "--jobs", str(os.cpu_count() or 1), "--json", out,
                                               "--findings", findings] + fuzz_selection(run.quick),

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sys/utsname.h>
 
+#include "check/json.h"
 #include "real/bench/svg.h"
 
 namespace fl::bench {
@@ -24,17 +25,6 @@ std::string fmt(double v)
 std::string size_name(uint64_t b)
 {
 	return b % (1ull << 20) == 0 ? std::to_string(b >> 20) + "M" : std::to_string(b);
-}
-
-std::string json_string(const std::string &s)
-{
-	std::string o = "\"";
-	for (char c : s) {
-		if (c == '"' || c == '\\')
-			o += '\\';
-		o += (unsigned char)c < 0x20 ? ' ' : c;
-	}
-	return o + "\"";
 }
 
 bool write_file(const std::filesystem::path &p, const std::string &text)

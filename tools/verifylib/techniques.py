@@ -32,6 +32,12 @@ class Run:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         return path
 
+    def folder(self, *parts):
+        """A folder under the report, created."""
+        path = os.path.join(self.report, *parts)
+        os.makedirs(path, exist_ok=True)
+        return path
+
     def rel(self, path):
         """Paths in the report are relative to the report folder (links work)."""
         return os.path.relpath(os.path.abspath(path), self.report)
@@ -112,7 +118,7 @@ def run_proofs(run, seconds):
                                run.tool("build", "default", "smt", "faultline-prove")) if os.access(b, os.X_OK)), "")
     if not binary:
         return Result("proofs", "skipped", "faultline-prove was not built (libz3-dev missing?)")
-    emit = run.out("proofs", "x")[:-2]
+    emit = run.folder("proofs")
     rc, text, log = run_logged(run, "proofs", [binary, "--emit", emit], seconds * 4,
                                 env={"ASAN_OPTIONS": "malloc_context_size=0:max_malloc_fill_size=0"})
     rows, evidence = parse_prove_table(text, emit)
@@ -181,7 +187,7 @@ def run_props(run, seconds):
         rc, text, log = run_logged(run, f"props-{label}", [binary, f"--gtest_filter={filt}",
                                                             f"--gtest_output=json:{out}"],
                                     seconds * 4, env={"RC_PARAMS": params, "FL_PROPS_STRICT": "1",
-                                         "FL_FINDINGS_DIR": run.out("props", "findings", "x")[:-2]})
+                                         "FL_FINDINGS_DIR": run.folder("props", "findings")})
         total += time.monotonic() - t0
         if not os.path.exists(out):
             return Result("props", "failed", f"fl_props exited {rc} without results", log=run.rel(log))
@@ -242,7 +248,7 @@ def build_fuzzers(run):
 
 def run_fuzz(run, seconds):
     out = run.out("fuzz.json")
-    findings = run.out("findings", "x")[:-2]
+    findings = run.folder("findings")
 
     def show(line):
         if line.startswith("[fuzz]") or line.startswith("[build]"):

@@ -9,9 +9,17 @@
 # and the compat layer. Trees for patched kernels are hard-linked copies of the
 # stock tree (only the patched files are real copies), and their build dirs
 # start as copies of the stock build dir, so a patched build is incremental.
+# Whatever the order of the builds, the files the series writes are touched
+# after that copy (so make rebuilds everything they reach), and every patched
+# build, cached or new, must pass series_check (series_check.sh).
+# Test-only overrides (tests/kernels_build_order_test.sh): FAULTLINE_KSRC_TARBALL,
+# FAULTLINE_KVERSION, FAULTLINE_KCOMPAT_DIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$KERNELS_DIR/config.sh"
+source "$KERNELS_DIR/series_check.sh"
+tarball=${FAULTLINE_KSRC_TARBALL:-/usr/src/$KSRC_PKG.tar.xz}
+compat=${FAULTLINE_KCOMPAT_DIR:-$KERNELS_DIR/compat}
 
 arches=(x86_64)
 patches=()
@@ -35,7 +43,7 @@ export CCACHE_DIR=$KCACHE/ccache
 MAKE=(nice -n 10 make -s CC="ccache gcc" HOSTCC="ccache gcc")
 
 # Everything that changes the produced kernel, other than the patch itself.
-recipe_hash=$(cat "$KERNELS_DIR/config.sh" "$KERNELS_DIR"/compat/*.patch | sha256sum | cut -c1-8)
+recipe_hash=$({ cat "$KERNELS_DIR/config.sh"; cat "$compat"/*.patch 2>/dev/null || true; } | sha256sum | cut -c1-8)
 
 series=$base/series-$$.diff
 trap 'rm -f "$series"' EXIT
@@ -50,10 +58,11 @@ tree=$base/$key-$recipe_hash
 
 # The pristine tree with the compat layer: unpacked once per Debian version.
 if [ ! -f "$stock/.faultline-tree" ]; then
-	klog "unpacking /usr/src/$KSRC_PKG.tar.xz into $stock"
+	klog "unpacking $tarball into $stock"
 	rm -rf "$stock.tmp" && mkdir -p "$stock.tmp"
-	tar xf "/usr/src/$KSRC_PKG.tar.xz" -C "$stock.tmp" --strip-components=1
-	for c in "$KERNELS_DIR"/compat/*.patch; do
+	tar xf "$tarball" -C "$stock.tmp" --strip-components=1
+	for c in "$compat"/*.patch; do
+		[ -f "$c" ] || continue
 		klog "compat: $(basename "$c")"
 		patch -d "$stock.tmp" -p1 -F0 -s --no-backup-if-mismatch <"$c"
 	done
@@ -84,9 +93,12 @@ for arch in "${arches[@]}"; do
 	out=out-$arch
 	image=$tree/$out/arch/x86/boot/bzImage
 	if [ -f "$tree/$out/.faultline-built" ]; then
-		klog "$arch $key: cached ($(cat "$tree/$out/.faultline-built"))"
-		echo "$image"
-		continue
+		if [ "$key" = stock ] || why=$(series_check "$tree" "$stock" "$out" "$tree/faultline-series.diff"); then
+			klog "$arch $key: cached ($(cat "$tree/$out/.faultline-built"))"
+			echo "$image"
+			continue
+		fi
+		klog "$arch $key: the cached build does not contain the series, rebuilding: $why"
 	fi
 	start=$SECONDS
 	mode=cold
@@ -94,6 +106,10 @@ for arch in "${arches[@]}"; do
 	if [ "$key" != stock ] && [ -f "$stock/$out/.faultline-built" ]; then
 		cp -a "$stock/$out" "$tree/$out"
 		rm -f "$tree/$out/.faultline-built"
+		# The copied objects keep the stock build's mtimes, which are newer
+		# than the patched sources when the stock build ran after the patched
+		# tree was made: make the series' files the newest thing in the tree.
+		(cd "$tree" && series_files faultline-series.diff | while read -r f; do [ ! -e "$f" ] || touch "$f"; done)
 		mode=incremental
 	else
 		make_config "$tree" "$out" "$arch" "${MAKE[@]}"
@@ -101,6 +117,10 @@ for arch in "${arches[@]}"; do
 	klog "building $arch $key ($mode) in $tree/$out"
 	"${MAKE[@]}" -C "$tree" O="$out" ARCH="$arch" -j"$(nproc)" bzImage >"$tree/$out.log" 2>&1 ||
 		{ tail -20 "$tree/$out.log" >&2; kdie "$arch $key build failed (log: $tree/$out.log)"; }
+	if [ "$key" != stock ] && ! why=$(series_check "$tree" "$stock" "$out" "$tree/faultline-series.diff"); then
+		printf '%s\n' "$why" >&2
+		kdie "$arch $key: the build does not contain the series (above); not cached"
+	fi
 	echo "kernel $ver arch $arch patch $key built $mode in $((SECONDS - start)) s" >"$tree/$out/.faultline-built"
 	klog "$(cat "$tree/$out/.faultline-built")"
 	echo "$image"

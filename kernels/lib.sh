@@ -13,6 +13,6 @@ kdie() { printf '[kernels] %s\n' "$*" >&2; exit 2; }
 
 # The Debian version of the kernel source, e.g. 6.1.192-3 (it moves with
 # security updates, so it names the cache folder and every recorded trace).
-kernel_version() { dpkg-query -W -f='${Version}' "$KSRC_PKG" 2>/dev/null; }
+kernel_version() { echo "${FAULTLINE_KVERSION:-$(dpkg-query -W -f='${Version}' "$KSRC_PKG" 2>/dev/null)}"; }
 
 check_arch() { case "$1" in x86_64|i386) ;; *) kdie "unknown --arch '$1' (x86_64, i386 or both)";; esac; }

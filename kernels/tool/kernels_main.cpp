@@ -30,6 +30,7 @@
 #include "console.h"
 #include "differences_61.h"
 #include "guest_config.h"
+#include "stock_look.h"
 #include "oracle/oracle.h"
 
 namespace fs = std::filesystem;
@@ -250,6 +251,7 @@ int compare_main(const std::vector<std::string> &a)
 	std::string record = args.get("--record"), kernel = args.get("--kernel");
 	std::istringstream index(slurp((dir / "index.tsv").string()));
 	size_t agree = 0, disagree = 0, differs = 0, not_run = 0, missing = 0;
+	StockLook stock_look;
 	for (std::string line; std::getline(index, line);) {
 		std::istringstream f(line);
 		std::string name, cname, source;
@@ -274,12 +276,18 @@ int compare_main(const std::vector<std::string> &a)
 			not_run++;
 			continue;
 		}
+		stock_look.add(c, *g.trace);
 		switch (judge(source, p, *g.trace, c)) {
 		case Outcome::agree: agree++; break;
 		case Outcome::differs: differs++; break;
 		case Outcome::disagree: disagree++; break;
 		}
 	}
+	if (stock_look.looks_stock())
+		std::printf("kernels: every smaps this patched kernel printed (%zu) shows VM_MIXEDMAP ('mm'), as the eager "
+			    "stock kernel's do: the kernel most likely does not contain the series (a stale build: `kernels "
+			    "build` checks and rebuilds it)%s\n",
+			    stock_look.smaps, disagree ? "; that, not the port, is the likely cause of the disagreements" : "");
 	std::printf("kernels: %zu agree, %zu disagree, %zu differ by a documented difference, %zu not run by the "
 		    "guest, %zu without a result%s\n",
 		    agree, disagree, differs, not_run, missing, con.done ? "" : " (the runner did not finish)");

@@ -8,6 +8,7 @@
 #include "console.h"
 #include "differences_61.h"
 #include "guest_config.h"
+#include "stock_look.h"
 
 namespace fl::kernels {
 namespace {
@@ -74,6 +75,25 @@ TEST(GuestConfig, TheGuestIsFourKAnonAndRootBypassesUnlessTheProgramPins)
 }
 
 Event ret(int64_t r) { return Event{r, 0, {}, ""}; }
+
+TEST(StockLook, APatchedKernelWhoseEveryMappingIsMixedLooksStock)
+{
+	Config v2, pre;
+	v2.patch = Patch::v2;
+	Trace eager, lazy;
+	eager.events.push_back(Event{0, 0, {}, "VmFlags: rd wr sh mr mw ms mm de dd | Rss: 4p"});
+	lazy.events.push_back(Event{0, 0, {}, "VmFlags: rd sh mr ms de dd | Rss: 1p"});
+	StockLook stale;
+	stale.add(v2, eager), stale.add(v2, eager);
+	EXPECT_TRUE(stale.looks_stock());
+	StockLook fine;
+	fine.add(v2, eager), fine.add(v2, lazy);
+	EXPECT_FALSE(fine.looks_stock());
+	StockLook stock;
+	stock.add(pre, eager);
+	EXPECT_FALSE(stock.looks_stock());
+	EXPECT_FALSE(StockLook{}.looks_stock());
+}
 
 TEST(Differences61, EachMatchesOnlyItsOwnShape)
 {

@@ -7,6 +7,8 @@
 #include "options.h"
 #include "oracle.h"
 #include "replay.h"
+#include "repro.h"
+#include "selftest.h"
 
 namespace {
 
@@ -17,6 +19,10 @@ const char kUsage[] =
 	"  decode FILE...                              print the Program a fuzzer input (bytes) decodes to\n"
 	"  oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]\n"
 	"                                              Programs on the host kernel against the port\n"
+	"  repro FILE [--arch 32,64] [--level L] [-o repro.c]\n"
+	"                                              a standalone C reproducer (raw syscalls)\n"
+	"  selftest FILE [--level L] [--arch 64|32] [-o prog_tests/NAME.c]\n"
+	"                                              a prog_tests-style test of the port's trace\n"
 	"configuration filters (comma lists): --patch pre,v1,v2,v3  --arch 32,64  --page 4k,16k,64k\n"
 	"                                     --door anon,regular,direct  --spec mask,bypass\n";
 
@@ -40,6 +46,10 @@ int main(int argc, char **argv)
 			return fl::cli::decode_main(args);
 		if (cmd == "oracle")
 			return fl::cli::oracle_main(args);
+		if (cmd == "repro")
+			return fl::cli::repro_main(args);
+		if (cmd == "selftest")
+			return fl::cli::selftest_main(args);
 		throw fl::cli::UsageError("unknown command '" + cmd + "'");
 	} catch (const fl::cli::UsageError &e) {
 		std::fprintf(stderr, "faultline: %s\n", e.what());

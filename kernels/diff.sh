@@ -37,9 +37,7 @@ if [ ${#files[@]} -eq 0 ]; then
 fi
 klog "kernels diff: ${#files[@]} Program files + $count random (--seed $seed)"
 
-tool=$root/build/default/kernels/faultline-kernels
-(cd "$root" && cmake --preset default >/dev/null && cmake --build --preset default --target faultline-kernels >/dev/null) ||
-	kdie "could not build faultline-kernels"
+tool=$(kernels_tool)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0

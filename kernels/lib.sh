@@ -33,3 +33,12 @@ boot_staged() {
 		klog "$label: booted and ran $(ls "$b" | wc -l) Programs in $(echo "$(date +%s.%N) - $start" | bc) s"
 	done
 }
+
+# The host tool (kernels/tool/), built in the default preset; prints its path.
+kernels_tool() {
+	local root
+	root=$(dirname "$KERNELS_DIR")
+	(cd "$root" && cmake --preset default >/dev/null && cmake --build --preset default --target faultline-kernels >/dev/null) ||
+		kdie "could not build faultline-kernels"
+	echo "$root/build/default/kernels/faultline-kernels"
+}

@@ -43,9 +43,7 @@ if [ ${#files[@]} -eq 0 ] && [ "$count" -eq 0 ] || [ $record = 1 ]; then
 fi
 [ "$count" -gt 0 ] && klog "random Programs: --count $count --seed $seed"
 
-tool=$root/build/default/kernels/faultline-kernels
-(cd "$root" && cmake --preset default >/dev/null && cmake --build --preset default --target faultline-kernels >/dev/null) ||
-	kdie "could not build faultline-kernels"
+tool=$(kernels_tool)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0

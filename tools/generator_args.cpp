@@ -89,4 +89,18 @@ std::string c_string(const std::string &s)
 	return out + "\"";
 }
 
+std::string comment_lines(const std::string &text)
+{
+	std::string s;
+	for (size_t at = 0; at < text.size();) {
+		size_t nl = std::min(text.find('\n', at), text.size());
+		std::string line = text.substr(at, nl - at);
+		for (size_t k; (k = line.find("*/")) != std::string::npos;)
+			line.replace(k, 2, "* /");
+		s += " *   " + line + "\n";
+		at = nl + 1;
+	}
+	return s;
+}
+
 }  // namespace fl::cli

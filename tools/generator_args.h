@@ -28,4 +28,7 @@ void write_output(const GeneratorArgs &a, const std::string &text);
 // so multi-line text stays readable.
 std::string c_string(const std::string &s);
 
+// Each line of `text` as " *   LINE\n" for a C block comment ("*/" defused).
+std::string comment_lines(const std::string &text);
+
 }  // namespace fl::cli

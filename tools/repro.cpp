@@ -52,31 +52,13 @@ std::string c_op(const Program &p, const Op &op)
 	return s;
 }
 
-// The readable form of a trace: one op a line with what the port says.
+// The readable form of a trace, as comment lines: one op a line with what the port says.
 std::string readable(const Program &p, const Trace &t)
 {
-	std::string s = " *   map: " + std::string(t.map_ret ? "-" + errno_name(-t.map_ret) : "ok") + "\n";
-	for (size_t i = 0; i < p.ops.size() && i < t.events.size(); i++) {
-		std::string line = format_event(p, p.ops[i], t.events[i]);
-		for (size_t at; (at = line.find("*/")) != std::string::npos;)
-			line.replace(at, 2, "* /");
-		s += " *   " + std::to_string(i + 1) + "  " + line + "\n";
-	}
-	return s;
-}
-
-std::string comment_lines(const std::string &text)
-{
-	std::string s;
-	for (size_t at = 0; at < text.size();) {
-		size_t nl = std::min(text.find('\n', at), text.size());
-		std::string line = text.substr(at, nl - at);
-		for (size_t k; (k = line.find("*/")) != std::string::npos;)
-			line.replace(k, 2, "* /");
-		s += " *   " + line + "\n";
-		at = nl + 1;
-	}
-	return s;
+	std::string s = "map: " + std::string(t.map_ret ? "-" + errno_name(-t.map_ret) : "ok") + "\n";
+	for (size_t i = 0; i < p.ops.size() && i < t.events.size(); i++)
+		s += std::to_string(i + 1) + "  " + format_event(p, p.ops[i], t.events[i]) + "\n";
+	return comment_lines(s);
 }
 
 struct Variant {

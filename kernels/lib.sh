@@ -16,3 +16,29 @@ kdie() { printf '[kernels] %s\n' "$*" >&2; exit 2; }
 kernel_version() { echo "${FAULTLINE_KVERSION:-$(dpkg-query -W -f='${Version}' "$KSRC_PKG" 2>/dev/null)}"; }
 
 check_arch() { case "$1" in x86_64|i386) ;; *) kdie "unknown --arch '$1' (x86_64, i386 or both)";; esac; }
+
+# boot_staged ARCH IMAGE RUNNER STAGE LOG BATCH LABEL: boots IMAGE with RUNNER
+# as /init once per BATCH of STAGE/p's Programs (the console is the only way
+# out of the guest) and writes the consoles, one after the other, to LOG.
+boot_staged() {
+	local arch=$1 image=$2 runner=$3 stage=$4 log=$5 batch=$6 label=$7 staged i b f start
+	mapfile -t staged < <(cd "$stage/p" && ls)
+	: >"$log"
+	for ((i = 0; i < ${#staged[@]}; i += batch)); do
+		b=$stage/batch-$i && mkdir -p "$b"
+		for f in "${staged[@]:i:batch}"; do ln -sf "$stage/p/$f" "$b/$f"; done
+		start=$(date +%s.%N)
+		"$KERNELS_DIR/boot.sh" "$arch" "$image" "$runner" "$b" $((120 + batch)) >>"$log" ||
+			klog "$arch: qemu exited with $? (batch $i)"
+		klog "$label: booted and ran $(ls "$b" | wc -l) Programs in $(echo "$(date +%s.%N) - $start" | bc) s"
+	done
+}
+
+# The host tool (kernels/tool/), built in the default preset; prints its path.
+kernels_tool() {
+	local root
+	root=$(dirname "$KERNELS_DIR")
+	(cd "$root" && cmake --preset default >/dev/null && cmake --build --preset default --target faultline-kernels >/dev/null) ||
+		kdie "could not build faultline-kernels"
+	echo "$root/build/default/kernels/faultline-kernels"
+}

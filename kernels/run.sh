@@ -43,9 +43,7 @@ if [ ${#files[@]} -eq 0 ] && [ "$count" -eq 0 ] || [ $record = 1 ]; then
 fi
 [ "$count" -gt 0 ] && klog "random Programs: --count $count --seed $seed"
 
-tool=$root/build/default/kernels/faultline-kernels
-(cd "$root" && cmake --preset default >/dev/null && cmake --build --preset default --target faultline-kernels >/dev/null) ||
-	kdie "could not build faultline-kernels"
+tool=$(kernels_tool)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
@@ -55,17 +53,7 @@ for arch in "${arches[@]}"; do
 	runner=$("$KERNELS_DIR/runner.sh" "$arch" "$root/build/kernels")
 	stage=$work/$arch
 	"$tool" stage --arch $bits --patch "$level" --out "$stage" --count "$count" --seed "$seed" "${files[@]}" >&2
-	# One boot per batch: the console is the only channel out of the guest.
-	mapfile -t staged < <(cd "$stage/p" && ls)
-	: >"$stage/console.log"
-	for ((i = 0; i < ${#staged[@]}; i += batch)); do
-		b=$stage/batch-$i && mkdir -p "$b"
-		for f in "${staged[@]:i:batch}"; do ln -s "$stage/p/$f" "$b/$f"; done
-		start=$(date +%s.%N)
-		"$KERNELS_DIR/boot.sh" "$arch" "$image" "$runner" "$b" $((120 + batch)) >>"$stage/console.log" ||
-			klog "$arch: qemu exited with $? (batch $i)"
-		klog "$arch $kname: booted and ran $(ls "$b" | wc -l) Programs in $(echo "$(date +%s.%N) - $start" | bc) s"
-	done
+	boot_staged "$arch" "$image" "$runner" "$stage" "$stage/console.log" "$batch" "$arch $kname"
 	rec=()
 	if [ $record = 1 ]; then
 		out=$root/corpora/kernel-traces/$arch-$kname

@@ -1,46 +1,114 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // faultline-cli: the C++ side of ./faultline (which installs and builds).
+// `help [CMD]`, `CMD --help` / `-h`: usage on stdout, exit 0.
+// Exit codes, every command: 0 ok, 1 a finding (violation, disagreement,
+// differing trace), 2 bad input (usage, unreadable or malformed file).
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "options.h"
 #include "oracle.h"
 #include "replay.h"
+#include "repro.h"
+#include "selftest.h"
 
 namespace {
 
-const char kUsage[] =
-	"usage: faultline-cli COMMAND [OPTIONS] [FILE...]\n"
-	"  replay [--check-expect] [--quiet] FILE...   run Programs under every configuration they allow\n"
-	"  summary FILE...                             per-configuration verdict table over Programs\n"
-	"  decode FILE...                              print the Program a fuzzer input (bytes) decodes to\n"
-	"  oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]\n"
-	"                                              Programs on the host kernel against the port\n"
-	"configuration filters (comma lists): --patch pre,v1,v2,v3  --arch 32,64  --page 4k,16k,64k\n"
-	"                                     --door anon,regular,direct  --spec mask,bypass\n";
+using Main = int (*)(const std::vector<std::string> &);
+
+struct Command {
+	const char *name;
+	Main run;
+	const char *usage;  // first line: the synopsis
+};
+
+const char kFilters[] = "  configuration filters (comma lists): --patch pre,v1,v2,v3  --arch 32,64  --page 4k,16k,64k\n"
+			"                                       --door anon,regular,direct  --spec mask,bypass\n";
+
+const Command kCommands[] = {
+	{"replay", fl::cli::replay_main,
+	 "replay [FILTERS] [--check-expect] [--quiet] FILE...\n"
+	 "  run Programs under every configuration they allow (and the filters keep);\n"
+	 "  --check-expect: exit 1 unless each verdict is what the Program's expect lines say\n"},
+	{"summary", fl::cli::summary_main,
+	 "summary [FILTERS] [--json FILE] FILE...\n  per-configuration verdict table over Programs\n"},
+	{"decode", fl::cli::decode_main, "decode FILE...\n  print the Program a fuzzer input (bytes) decodes to\n"},
+	{"oracle", fl::cli::oracle_main,
+	 "oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]\n"
+	 "  Programs (and N random ones) on the host kernel against the port at the host's configuration;\n"
+	 "  exit 1 on a disagreement; without bpf(2): 'skipped: ...' and exit 2, or 0 with --allow-skip\n"},
+	{"repro", fl::cli::repro_main,
+	 "repro FILE [--arch 32,64] [--level L] [-o repro.c]\n"
+	 "  a standalone C reproducer: raw syscalls, its own bpf(2) wrapper; builds with gcc -static and\n"
+	 "  gcc -m32 -static; prints the kernel's trace, compares it with the port's at level L (default:\n"
+	 "  the Program's pinned patch, else pre); the reproducer exits 0 same, 1 differs, 2 cannot run,\n"
+	 "  77 bpf(2) not permitted\n"},
+	{"selftest", fl::cli::selftest_main,
+	 "selftest FILE [--level L] [--arch 64|32] [-o prog_tests/NAME.c]\n"
+	 "  a tools/testing/selftests/bpf/prog_tests test (test__start_subtest, ASSERT_*, libbpf's\n"
+	 "  bpf_map_create) asserting the port's trace at level L, spec bypass (test_progs runs as root);\n"
+	 "  one-process Programs only\n"},
+};
+
+const Command *find(const std::string &name)
+{
+	for (const Command &c : kCommands)
+		if (name == c.name)
+			return &c;
+	return nullptr;
+}
+
+void print_usage(FILE *to)
+{
+	std::fputs("usage: faultline-cli COMMAND [OPTIONS] [FILE...]   (faultline-cli help COMMAND)\n", to);
+	for (const Command &c : kCommands) {
+		const char *nl = std::strchr(c.usage, '\n');
+		std::fprintf(to, "  %.*s\n", int(nl - c.usage), c.usage);
+	}
+	std::fputs(kFilters, to);
+	std::fputs("exit: 0 ok, 1 a finding (violation, disagreement, differing trace), 2 bad input\n", to);
+}
+
+void print_help(const Command &c)
+{
+	std::printf("usage: faultline-cli %s", c.usage);
+	if (!std::strcmp(c.name, "replay") || !std::strcmp(c.name, "summary"))
+		std::fputs(kFilters, stdout);
+	std::fputs("exit: 0 ok, 1 a finding, 2 bad input\n", stdout);
+}
 
 }  // namespace
 
 int main(int argc, char **argv)
 {
 	std::vector<std::string> args(argv + 1, argv + argc);
-	if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-		std::fputs(kUsage, args.empty() ? stderr : stdout);
+	if (args.empty() || args[0] == "-h" || args[0] == "--help" || (args[0] == "help" && args.size() == 1)) {
+		print_usage(args.empty() ? stderr : stdout);
 		return args.empty() ? 2 : 0;
 	}
 	std::string cmd = args[0];
 	args.erase(args.begin());
+	const bool help = cmd == "help";
+	if (help) {
+		cmd = args[0];
+		args.erase(args.begin());
+	}
+	const Command *c = find(cmd);
+	if (!c) {
+		std::fprintf(stderr, "faultline: unknown command '%s' (try faultline-cli help)\n", cmd.c_str());
+		return 2;
+	}
+	bool asked = help;
+	for (const std::string &a : args)
+		asked = asked || a == "--help" || a == "-h";
+	if (asked) {
+		print_help(*c);
+		return 0;
+	}
 	try {
-		if (cmd == "replay")
-			return fl::cli::replay_main(args);
-		if (cmd == "summary")
-			return fl::cli::summary_main(args);
-		if (cmd == "decode")
-			return fl::cli::decode_main(args);
-		if (cmd == "oracle")
-			return fl::cli::oracle_main(args);
-		throw fl::cli::UsageError("unknown command '" + cmd + "'");
+		return c->run(args);
 	} catch (const fl::cli::UsageError &e) {
 		std::fprintf(stderr, "faultline: %s\n", e.what());
 		return 2;

@@ -30,6 +30,7 @@ while [ $# -gt 0 ]; do
 	--fresh) FRESH=1 ;;
 	--verify) VERIFY=1 ;;
 	--cache) [ $# -ge 2 ] || usage; CACHE=$2; shift ;;
+	-h | --help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) say "unknown option '$1'"; usage ;;
 	esac
 	shift

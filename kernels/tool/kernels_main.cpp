@@ -10,6 +10,11 @@
 //       disagreement as the Program cut after its first differing op, with
 //       both traces; exit 1 on any. --record writes corpus Programs' guest
 //       traces to OUT/<path under corpora>.trace.
+//   diff DIR STOCK_CONSOLE PATCHED_CONSOLE
+//       compares each Program's stock and patched guest traces directly (no
+//       port): only the documented eager/lazy differences are allowed, each
+//       named when used (eager_lazy.h); exit 1 on any other difference, or a
+//       Program the patched kernel did not get to. Stage with --patch any.
 //   check-recorded CORPORA
 //       replays CORPORA/kernel-traces/*/**.trace against the port (exit 1 on
 //       a disagreement) and flags corpus Programs with no recorded trace
@@ -19,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -29,6 +35,7 @@
 #include "check/trace_text.h"
 #include "console.h"
 #include "differences_61.h"
+#include "eager_lazy.h"
 #include "guest_config.h"
 #include "stock_look.h"
 #include "oracle/oracle.h"
@@ -153,10 +160,13 @@ int stage_main(const std::vector<std::string> &a)
 {
 	Args args = split_args(a, {"--arch", "--patch", "--out", "--count", "--seed"});
 	auto arch = parse_arch(args.get("--arch"));
-	auto patch = parse_patch(args.get("--patch"));
+	// "any": for `kernels diff`, which compares two kernels, not a level: a
+	// Program's pinned level does not exclude it (its other pins do).
+	const bool any_level = args.get("--patch") == "any";
+	auto patch = any_level ? std::optional<Patch>(Patch::pre) : parse_patch(args.get("--patch"));
 	std::string out = args.get("--out");
 	if (!arch || !patch || out.empty())
-		throw Usage("stage needs --arch 32|64, --patch pre|v1|v2|v3 and --out DIR");
+		throw Usage("stage needs --arch 32|64, --patch pre|v1|v2|v3|any and --out DIR");
 	uint64_t count = to_u64(args.get("--count", "0"), "--count");
 	uint64_t seed = to_u64(args.get("--seed", "1"), "--seed");
 	fs::remove_all(out);
@@ -164,7 +174,10 @@ int stage_main(const std::vector<std::string> &a)
 	std::ofstream index(fs::path(out) / "index.tsv");
 	size_t staged = 0, excluded = 0;
 	auto add = [&](const Program &p, const std::string &text, const std::string &source) {
-		auto c = guest_config(p, *arch, *patch);
+		Program unpinned = p;
+		if (any_level)
+			unpinned.header.patch.reset();
+		auto c = guest_config(unpinned, *arch, *patch);
 		if (!c) {
 			excluded++;
 			return;
@@ -294,6 +307,97 @@ int compare_main(const std::vector<std::string> &a)
 	return disagree || missing ? 1 : 0;
 }
 
+// One side of a diff: the trace, or why the guest did not run it.
+std::string side(const std::map<std::string, GuestResult> &results, const std::string &name, const Trace **trace)
+{
+	*trace = nullptr;
+	auto it = results.find(name);
+	if (it == results.end())
+		return "no result (the guest did not get to it)";
+	if (!it->second.trace)
+		return it->second.note;
+	*trace = &*it->second.trace;
+	return "";
+}
+
+void print_two(const Program &p, const Trace &stock, const Trace &patched)
+{
+	for (const auto &[title, t] : {std::pair{"stock", &stock}, {"patched", &patched}}) {
+		std::printf("-- %s: map %s\n", title, t->map_ret ? errno_name(-t->map_ret).c_str() : "ok");
+		for (size_t i = 0; i < p.ops.size() && i < t->events.size(); i++)
+			std::printf("   %2zu  %s\n", i + 1, format_event(p, p.ops[i], t->events[i]).c_str());
+	}
+}
+
+int diff_main(const std::vector<std::string> &a)
+{
+	Args args = split_args(a, {});
+	if (args.pos.size() != 3)
+		throw Usage("diff needs DIR (from stage --patch any), the stock CONSOLE and the patched CONSOLE");
+	const fs::path dir = args.pos[0];
+	Console stock = parse_console(slurp(args.pos[1])), patched = parse_console(slurp(args.pos[2]));
+	std::istringstream index(slurp((dir / "index.tsv").string()));
+	size_t same = 0, named = 0, stopped = 0, differ = 0, not_run = 0, one_sided = 0;
+	std::map<std::string, size_t> used;
+	for (std::string line; std::getline(index, line);) {
+		std::istringstream f(line);
+		std::string name, cname, source;
+		std::getline(f, name, '\t'), std::getline(f, cname, '\t'), std::getline(f, source);
+		Program p = parse_or_throw(slurp((dir / "p" / name).string()), name);
+		const Trace *ts = nullptr, *tp = nullptr;
+		std::string ns = side(stock.results, name, &ts), np = side(patched.results, name, &tp);
+		if (!ts || !tp) {
+			// The same executor on the same Program: only a kernel can make one side fail alone
+			// (an "error:" or no result); "unsupported:"/"skipped:" on both sides is not a finding.
+			bool alike = !ts && !tp && ns == np;
+			bool broken = (!tp && (np.rfind("error:", 0) == 0 || np.rfind("no result", 0) == 0)) ||
+				      (!ts && (ns.rfind("error:", 0) == 0 || ns.rfind("no result", 0) == 0));
+			if (alike && !broken) {
+				not_run++;
+			} else if (broken || (ts != nullptr) != (tp != nullptr)) {
+				std::printf("== DIFFER %s: stock: %s; patched: %s\n", source.c_str(), ts ? "ran" : ns.c_str(),
+					    tp ? "ran" : np.c_str());
+				(broken ? differ : one_sided)++;
+			} else {
+				not_run++;
+			}
+			continue;
+		}
+		KernelDiff d = diff_kernels(p, *ts, *tp);
+		for (const auto &[op, what] : d.named)
+			used[to_string(what)]++;
+		if (!d.agree) {
+			Program cut = p;
+			cut.expects.clear();
+			if (d.op != KernelDiff::kMapCreate && d.op < cut.ops.size())
+				cut.ops.resize(d.op + 1);
+			std::printf("== DIFFER %s at %s\n%s", source.c_str(),
+				    d.op == KernelDiff::kMapCreate ? "BPF_MAP_CREATE" : ("op " + std::to_string(d.op + 1)).c_str(),
+				    format_program(cut).c_str());
+			print_two(cut, *ts, *tp);
+			differ++;
+			continue;
+		}
+		if (d.named.empty()) {
+			same++;
+			continue;
+		}
+		std::string names;
+		for (const auto &[op, what] : d.named)
+			names += (names.empty() ? "" : ", ") + std::string(to_string(what)) + " at op " + std::to_string(op + 1);
+		std::printf("-- %s %s: %s\n", d.stopped ? "stopped by" : "differs by", source.c_str(), names.c_str());
+		(d.stopped ? stopped : named)++;
+	}
+	for (const auto &[what, n] : used)
+		std::printf("documented eager/lazy difference %s used %zu times\n", what.c_str(), n);
+	std::printf("kernels diff: %zu identical, %zu differ only by documented eager/lazy differences (%zu of them "
+		    "stopped at a store that refaulted), %zu DIFFER, %zu run on one side only (not a kernel failure), "
+		    "%zu not run on either%s%s\n",
+		    same, named + stopped, stopped, differ, one_sided, not_run, stock.done ? "" : " (the stock runner did not finish)",
+		    patched.done ? "" : " (the patched runner did not finish)");
+	return differ ? 1 : 0;
+}
+
 // The header lines of a recorded trace: "# key: value".
 std::string header_value(const std::string &text, const std::string &key)
 {
@@ -377,7 +481,7 @@ int check_recorded_main(const std::vector<std::string> &a)
 int main(int argc, char **argv)
 {
 	std::vector<std::string> args(argv + 1, argv + argc);
-	const char *usage = "usage: faultline-kernels stage|compare|check-recorded ... (see kernels/README.md)\n";
+	const char *usage = "usage: faultline-kernels stage|compare|diff|check-recorded ... (see kernels/README.md)\n";
 	if (args.empty()) {
 		std::fputs(usage, stderr);
 		return 2;
@@ -389,6 +493,8 @@ int main(int argc, char **argv)
 			return stage_main(args);
 		if (cmd == "compare")
 			return compare_main(args);
+		if (cmd == "diff")
+			return diff_main(args);
 		if (cmd == "check-recorded")
 			return check_recorded_main(args);
 		throw Usage("unknown command '" + cmd + "'");

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "interleave.h"
 #include "options.h"
 #include "oracle.h"
 #include "replay.h"
@@ -17,6 +18,10 @@ const char kUsage[] =
 	"  decode FILE...                              print the Program a fuzzer input (bytes) decodes to\n"
 	"  oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]\n"
 	"                                              Programs on the host kernel against the port\n"
+	"  interleave [--strategy portfolio|default|bounded|pct|random] [--seed S] [--depth D]\n"
+	"             [--deviations N] [--seconds T] [--schedules N] [--historic NAME] [--out DIR]\n"
+	"             [--replay] [--check-expect] [--keep-going] [--quiet] FILE...\n"
+	"                                              explore (or replay) schedules of concurrent Programs\n"
 	"configuration filters (comma lists): --patch pre,v1,v2,v3  --arch 32,64  --page 4k,16k,64k\n"
 	"                                     --door anon,regular,direct  --spec mask,bypass\n";
 
@@ -38,6 +43,8 @@ int main(int argc, char **argv)
 			return fl::cli::summary_main(args);
 		if (cmd == "decode")
 			return fl::cli::decode_main(args);
+		if (cmd == "interleave")
+			return fl::cli::interleave_main(args);
 		if (cmd == "oracle")
 			return fl::cli::oracle_main(args);
 		throw fl::cli::UsageError("unknown command '" + cmd + "'");

@@ -131,57 +131,8 @@ TEST(PortFault, RefcountIsOnePlusPtes)
 	}
 }
 
-// ref §4.3: when finish_fault finds the PTE already set (a racing fault
-// won), the core drops the handler's reference: no leak. Read faults reach
-// finish_fault on v1/v2 and on v3 without fault-around (64K pages).
-TEST(PortFault, LostRaceOnReadDoesNotLeak)
-{
-	ConfigFilter f = base_filter();
-	f.patches = {Patch::v1, Patch::v2, Patch::v3};
-	for (const Config &c : f.expand()) {
-		if (c.patch == Patch::v3 && fault_around_pages(c) > 1)
-			continue;
-		SCOPED_TRACE(c.name());
-		auto m = machine_with_map(c, page_elems(c, 4));
-		const uint64_t ps = m->page_size();
-		int64_t a = map_pages(*m, 4, 0, RW);
-		ASSERT_GE(a, 0);
-		ASSERT_EQ(m->map_update(1, le_bytes(0x5151), BPF_ANY), 0);
-		Stats before = m->stats();
-		m->inject_fault_race();
-		EXPECT_EQ(load64(*m, a + ps), 0x5151u);
-		EXPECT_EQ(m->stats().lost_races - before.lost_races, 1u);
-		EXPECT_EQ(rss(*m, a), 1u);
-		EXPECT_EQ(m->page_refcount_of_map_page(1), 2);
-		EXPECT_EQ(m->user_page_id(0, a + ps), m->map_data_page_id(1));
-		EXPECT_TRUE(invariants_hold(*m));
-		ASSERT_EQ(m->munmap(0, a, 4 * ps), 0);
-		EXPECT_EQ(m->page_refcount_of_map_page(1), 1);
-	}
-}
-
-// Write faults never fault around, so every lazy level reaches finish_fault.
-TEST(PortFault, LostRaceOnWriteDoesNotLeak)
-{
-	ConfigFilter f = base_filter();
-	f.patches = {Patch::v1, Patch::v2, Patch::v3};
-	for (const Config &c : f.expand()) {
-		SCOPED_TRACE(c.name());
-		auto m = machine_with_map(c, page_elems(c, 4));
-		const uint64_t ps = m->page_size();
-		int64_t a = map_pages(*m, 4, 0, RW);
-		ASSERT_GE(a, 0);
-		Stats before = m->stats();
-		m->inject_fault_race();
-		ASSERT_EQ(store64(*m, a + 2 * ps + 8, 0x77), 0);
-		EXPECT_EQ(m->stats().lost_races - before.lost_races, 1u);
-		EXPECT_EQ(m->page_refcount_of_map_page(2), 2);
-		std::vector<uint8_t> v;
-		ASSERT_EQ(m->map_lookup(2, &v), 0);
-		EXPECT_EQ(v[8], 0x77);
-		EXPECT_TRUE(invariants_hold(*m));
-	}
-}
+// The lost race in finish_fault (ref §4.3) is a schedule now: see
+// tests/interleave_test.cpp (FinishFaultLostRace*).
 
 // ref §4.2: a ->fault-only vm_ops (v1, v2) is retried under mmap_lock
 // (VM_FAULT_RETRY from vmf_can_call_fault); with ->map_pages (v3) the

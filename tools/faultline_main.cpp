@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "interleave.h"
 #include "options.h"
 #include "oracle.h"
 #include "replay.h"
@@ -39,6 +40,11 @@ const Command kCommands[] = {
 	 "oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]\n"
 	 "  Programs (and N random ones) on the host kernel against the port at the host's configuration;\n"
 	 "  exit 1 on a disagreement; without bpf(2): 'skipped: ...' and exit 2, or 0 with --allow-skip\n"},
+	{"interleave", fl::cli::interleave_main,
+	 "interleave [FILTERS] [--strategy portfolio|default|bounded|pct|random] [--seed S] [--depth D]\n"
+	 "           [--deviations N] [--seconds T] [--schedules N] [--historic NAME] [--out DIR]\n"
+	 "           [--replay] [--check-expect] [--keep-going] [--quiet] FILE...\n"
+	 "  explore (or replay) schedules of concurrent Programs; exit 1 on a finding\n"},
 	{"repro", fl::cli::repro_main,
 	 "repro FILE [--arch 32,64] [--level L] [-o repro.c]\n"
 	 "  a standalone C reproducer: raw syscalls, its own bpf(2) wrapper; builds with gcc -static and\n"
@@ -74,7 +80,7 @@ void print_usage(FILE *to)
 void print_help(const Command &c)
 {
 	std::printf("usage: faultline-cli %s", c.usage);
-	if (!std::strcmp(c.name, "replay") || !std::strcmp(c.name, "summary"))
+	if (!std::strcmp(c.name, "replay") || !std::strcmp(c.name, "summary") || !std::strcmp(c.name, "interleave"))
 		std::fputs(kFilters, stdout);
 	std::fputs("exit: 0 ok, 1 a finding, 2 bad input\n", stdout);
 }

@@ -96,6 +96,16 @@ Event Execution::run(const Op &op)
 	return ev;
 }
 
+void Execution::record(Event ev, Violation v)
+{
+	trace_.events.push_back(std::move(ev));
+	if (!violation_ && v) {
+		violation_ = std::move(v);
+		violation_op_ = next_;
+	}
+	next_++;
+}
+
 const Event &Execution::step()
 {
 	const Op &op = program_.ops[next_];

@@ -26,6 +26,12 @@ public:
 	// The address an Addr names now (narrowed to the width), if its label is bound.
 	bool resolve(const Addr &, uint64_t *out) const;
 
+	// For the interleaving explorer (src/check/interleave/): run the next
+	// op's work without recording it (several run at once, on fibers), and
+	// record an op's event and the violation seen for it, in op order.
+	Event run_op(size_t index) { return run(program_.ops[index]); }
+	void record(Event, Violation);
+
 private:
 	Event run(const Op &);
 

@@ -17,6 +17,8 @@ ConfigFilter Program::configs() const
 		f.doors = {*header.door};
 	if (header.bypass_spec_v1)
 		f.spec_v1 = {*header.bypass_spec_v1};
+	if (header.historic)
+		f.historics = {*header.historic};
 	return f;
 }
 

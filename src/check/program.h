@@ -66,6 +66,7 @@ struct Op {
 	unsigned size = 8;   // load/store width
 	uint64_t value = 0;  // store/update value
 	uint32_t index = 0;  // update/lookup element
+	int thread = -1;     // "thread=N": runs as task TN of a concurrent group (-1: sequential)
 	bool operator==(const Op &) const = default;
 };
 
@@ -76,6 +77,7 @@ struct Header {
 	std::optional<unsigned> page_shift;
 	std::optional<Door> door;
 	std::optional<bool> bypass_spec_v1;
+	std::optional<Historic> historic;  // "historic NAME": a historical bug level (interleave tests)
 	bool operator==(const Header &) const = default;
 };
 
@@ -92,12 +94,25 @@ struct Expectation {
 	}
 };
 
+// A schedule record of a concurrent group: "at T0 finish_fault:pte_offset_map_lock#1
+// switch T1" (src/sim/sched/scheduler.h has the semantics).
+struct ScheduleRecord {
+	int task = 0;
+	std::string label;
+	uint32_t occurrence = 1;
+	int target = 0;
+	bool operator==(const ScheduleRecord &) const = default;
+};
+
 struct Program {
 	Header header;
 	MapSpec map;
 	std::vector<std::string> labels;
 	std::vector<Op> ops;
 	std::vector<Expectation> expects;
+	// The ops with thread >= 0 form one concurrent group (contiguous); the
+	// schedule steers it (empty: the default schedule, no preemption).
+	std::vector<ScheduleRecord> schedule;
 
 	ConfigFilter configs() const;  // every configuration the header allows
 	int label_index(const std::string &name) const;  // -1 if unknown

@@ -631,4 +631,37 @@ Program decode_program(const uint8_t *data, size_t size)
 	return Decoder(data, size).run();
 }
 
+ConcurrentInput decode_concurrent(const uint8_t *data, size_t size)
+{
+	size_t used = 0;
+	uint64_t len = 0;
+	for (int shift = 0; used < size && shift < 28; shift += 7) {  // varint, at most 4 bytes
+		const uint8_t b = data[used++];
+		len |= uint64_t(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	len = std::min<uint64_t>(len, size - used);
+	ConcurrentInput out;
+	out.program = decode_program(data + used, size_t(len));
+	Bytes rest(data + used + len, size - used - size_t(len));
+	std::vector<Op> &ops = out.program.ops;
+	const int threads = 2 + int(rest.u8() % 2);
+	const size_t group = ops.empty() ? 0 : 1 + rest.u8() % std::min<size_t>(ops.size(), 6);
+	std::vector<int> proc(size_t(threads), -1);
+	for (size_t i = ops.size() - group; i < ops.size(); i++) {
+		Op &op = ops[i];
+		op.thread = int(rest.u8() % unsigned(threads));
+		int &pr = proc[size_t(op.thread)];
+		if (pr < 0)
+			pr = op.proc;
+		op.proc = pr;  /* a thread lives in one process */
+	}
+	while (!rest.empty()) {
+		const uint8_t delta = rest.u8();
+		out.schedule.emplace_back(delta, rest.u8());
+	}
+	return out;
+}
+
 }  // namespace fl

@@ -20,4 +20,16 @@ Program decode_program(const uint8_t *data, size_t size);
 
 inline constexpr int kMaxDecodedOps = 24;
 
+// The interleaving fuzzers' form: a Program whose last ops run concurrently,
+// plus a schedule as (delta, target) picks (sim/sched/strategy.h
+// ByteSchedule). Layout: varint length L, L bytes of decode_program input,
+// one byte for the thread count (2 or 3), one for the group size, one per
+// group op for its thread, then (delta, target) byte pairs. Total: any byte
+// string is a valid Program with a valid schedule.
+struct ConcurrentInput {
+	Program program;
+	std::vector<std::pair<uint32_t, uint8_t>> schedule;
+};
+ConcurrentInput decode_concurrent(const uint8_t *data, size_t size);
+
 }  // namespace fl

@@ -215,6 +215,7 @@ constexpr Syntax kSyntax[kOpKinds] = {
 };
 
 constexpr int kMaxProcs = 64;
+constexpr int kMaxThreads = 8;
 
 // What an op is when its optional keys are left out.
 Op default_op(OpKind kind)
@@ -284,6 +285,13 @@ std::vector<Token> tokenize(string_view line)
 {
 	std::vector<Token> out;
 	size_t hash = line.find('#');
+	// A schedule record's "LABEL#N" is no comment: on an "at" line, '#'
+	// right after a label and before a digit belongs to the token.
+	const size_t lead = line.find_first_not_of(" \t");
+	const bool at_line = lead != string_view::npos && line.substr(lead, 3) == "at ";
+	while (at_line && hash != string_view::npos && hash > 0 && line[hash - 1] != ' ' && line[hash - 1] != '\t' &&
+	       hash + 1 < line.size() && line[hash + 1] >= '0' && line[hash + 1] <= '9')
+		hash = line.find('#', hash + 1);
 	if (hash != string_view::npos)
 		line = line.substr(0, hash);
 	auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
@@ -331,6 +339,9 @@ private:
 	bool op_line(OpKind kind, const std::vector<Token> &t);
 	bool op_arg(Op &op, const Arg &a, std::string *as);
 	bool expect_line(const std::vector<Token> &t);
+	bool schedule_line(const std::vector<Token> &t);
+	bool historic_line(const std::vector<Token> &t);
+	bool task(const Token &t, int *out);
 	bool condition(const Arg &a, ConfigFilter *f);
 
 	bool args(const std::vector<Token> &t, size_t from, string_view allowed, std::vector<Arg> *out);
@@ -374,6 +385,10 @@ bool Parser::statement(const std::vector<Token> &t)
 		return map_line(t);
 	if (kw == "expect")
 		return expect_line(t);
+	if (kw == "at")
+		return schedule_line(t);
+	if (kw == "historic")
+		return historic_line(t);
 	if (auto kind = parse_op_kind(kw)) {
 		seen_op_ = true;
 		return op_line(*kind, t);
@@ -471,7 +486,7 @@ bool Parser::op_line(OpKind kind, const std::vector<Token> &t)
 		next = 2;
 	}
 	std::vector<Arg> a;
-	if (!args(t, next, s.keys, &a))
+	if (!args(t, next, std::string(s.keys) + " thread", &a))
 		return false;
 	std::string as;
 	for (const Arg &x : a)
@@ -536,6 +551,15 @@ bool Parser::op_arg(Op &op, const Arg &a, std::string *as)
 		return u64(a.value, a.vcol, &op.value);
 	if (k == "idx")
 		return u32(a.value, a.vcol, &op.index);
+	if (k == "thread") {
+		uint64_t v = 0;
+		if (!u64(a.value, a.vcol, &v))
+			return false;
+		if (v >= kMaxThreads)
+			return fail(a.vcol, "thread must be below " + std::to_string(kMaxThreads));
+		op.thread = int(v);
+		return true;
+	}
 	// proc
 	uint64_t v = 0;
 	if (!u64(a.value, a.vcol, &v))
@@ -543,6 +567,53 @@ bool Parser::op_arg(Op &op, const Arg &a, std::string *as)
 	if (v >= kMaxProcs)
 		return fail(a.vcol, "proc must be below " + std::to_string(kMaxProcs));
 	op.proc = int(v);
+	return true;
+}
+
+// "at T0 finish_fault:spin_lock#1 switch T1": a schedule record.
+bool Parser::schedule_line(const std::vector<Token> &t)
+{
+	if (t.size() != 5 || t[3].text != "switch")
+		return fail(t[0].col, "expected 'at TASK LABEL#N switch TASK'");
+	ScheduleRecord r;
+	if (!task(t[1], &r.task) || !task(t[4], &r.target))
+		return false;
+	const string_view l = t[2].text;
+	const size_t hash = l.rfind('#');
+	if (hash == string_view::npos || hash == 0)
+		return fail(t[2].col, "expected LABEL#N, got " + quote(l));
+	uint64_t n = 0;
+	if (!u64(l.substr(hash + 1), t[2].col + int(hash) + 1, &n))
+		return false;
+	if (n == 0 || n > UINT32_MAX)
+		return fail(t[2].col + int(hash) + 1, "occurrence must be 1 or more");
+	r.label = std::string(l.substr(0, hash));
+	r.occurrence = uint32_t(n);
+	p_.schedule.push_back(r);
+	return true;
+}
+
+bool Parser::task(const Token &t, int *out)
+{
+	uint64_t v = 0;
+	if (t.text.size() < 2 || t.text[0] != 'T' || parse_u64(t.text.substr(1), &v) != NumStatus::ok ||
+	    v >= kMaxThreads)
+		return fail(t.col, "bad task " + quote(t.text) + " (T0..T" + std::to_string(kMaxThreads - 1) + ")");
+	*out = int(v);
+	return true;
+}
+
+bool Parser::historic_line(const std::vector<Token> &t)
+{
+	if (seen_op_ || seen_expect_)
+		return fail(t[0].col, "'historic' must come before ops and expectations");
+	if (t.size() != 2)
+		return fail(t[0].col, "expected 'historic NAME'");
+	if (p_.header.historic)
+		return fail(t[0].col, "duplicate 'historic'");
+	p_.header.historic = parse_historic(std::string(t[1].text));
+	if (!p_.header.historic)
+		return fail(t[1].col, "bad historic " + quote(t[1].text));
 	return true;
 }
 
@@ -863,6 +934,8 @@ std::string format_op(const Program &p, const Op &op)
 			break;
 		keys.remove_prefix(sp + 1);
 	}
+	if (op.thread >= 0)
+		out += " thread=" + fmt_u64(uint32_t(op.thread));
 	return out;
 }
 
@@ -880,10 +953,15 @@ std::string format_program(const Program &p)
 		s += std::string("door ") + to_string(*h.door) + "\n";
 	if (h.bypass_spec_v1)
 		s += std::string("spec_v1 ") + spec_name(*h.bypass_spec_v1) + "\n";
+	if (h.historic)
+		s += std::string("historic ") + to_string(*h.historic) + "\n";
 	s += "map value_size=" + fmt_u64(p.map.value_size) + " max_entries=" + fmt_u64(p.map.max_entries) +
 	     " key_size=" + fmt_u64(p.map.key_size) + " flags=" + fmt_bits(p.map.map_flags, kMapFlags) + "\n";
 	for (const Op &op : p.ops)
 		s += format_op(p, op) + "\n";
+	for (const ScheduleRecord &r : p.schedule)
+		s += "at T" + std::to_string(r.task) + " " + r.label + "#" + std::to_string(r.occurrence) + " switch T" +
+		     std::to_string(r.target) + "\n";
 	for (const Expectation &e : p.expects) {
 		// A violation and a difference at once has no text form; the
 		// violation, being the stronger claim, wins.

@@ -18,6 +18,8 @@ std::string Config::name() const
 	s += '/';
 	s += to_string(door);
 	s += bypass_spec_v1 ? "/bypass" : "/mask";
+	if (historic != Historic::none)
+		s += std::string("/") + to_string(historic);
 	return s;
 }
 
@@ -49,6 +51,27 @@ const char *to_string(Door d)
 	case Door::direct: return "direct";
 	}
 	return "?";
+}
+
+const char *to_string(Historic h)
+{
+	switch (h) {
+	case Historic::none: return "none";
+	case Historic::toctou_2021: return "toctou_2021";
+	case Historic::freeze_mutex_2025: return "freeze_mutex_2025";
+	case Historic::finish_fault_put: return "finish_fault_put";
+	}
+	return "?";
+}
+
+std::optional<Historic> parse_historic(const std::string &s)
+{
+	if (s == "none")
+		return Historic::none;
+	for (Historic h : kHistorics)
+		if (s == to_string(h))
+			return h;
+	return std::nullopt;
 }
 
 std::optional<Arch> parse_arch(const std::string &s)
@@ -109,7 +132,8 @@ std::vector<Config> ConfigFilter::expand() const
 			for (unsigned s : page_shifts)
 				for (Door d : doors)
 					for (bool b : spec_v1)
-						out.push_back(Config{a, p, s, d, b});
+						for (Historic h : historics)
+							out.push_back(Config{a, p, s, d, b, h});
 	return out;
 }
 
@@ -119,7 +143,7 @@ bool ConfigFilter::matches(const Config &c) const
 		return std::find(v.begin(), v.end(), x) != v.end();
 	};
 	return in(arches, c.arch) && in(patches, c.patch) && in(page_shifts, c.page_shift) &&
-	       in(doors, c.door) && in(spec_v1, c.bypass_spec_v1);
+	       in(doors, c.door) && in(spec_v1, c.bypass_spec_v1) && in(historics, c.historic);
 }
 
 }  // namespace fl

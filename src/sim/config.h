@@ -18,6 +18,16 @@ enum class Patch : uint8_t { pre, v1, v2, v3 };
 //  regular - S_IFREG rules: do_mmap checks, file_mmap_ok max = MAX_LFS_FILESIZE
 //  direct  - no do_mmap offset checks: any vm_pgoff/length reaches array_map_mmap
 enum class Door : uint8_t { anon, regular, direct };
+// Historical concurrency bugs, each written from its fix: test targets of the
+// interleaving explorer, never part of the verdict table.
+//  toctou_2021       - syscall writers not counted in write-active ("bpf: Fix
+//                      toctou on read-only map's constant scalar tracking")
+//  freeze_mutex_2025 - freeze_mutex held across ->map_mmap ("bpf: avoid
+//                      holding freeze_mutex during mmap operation")
+//  finish_fault_put  - a fault that loses the race in finish_fault keeps the
+//                      handler's page reference (planted: the put_page the
+//                      NOPAGE path owes)
+enum class Historic : uint8_t { none, toctou_2021, freeze_mutex_2025, finish_fault_put };
 
 struct Config {
 	Arch arch = Arch::A64;
@@ -25,6 +35,7 @@ struct Config {
 	unsigned page_shift = 12;
 	Door door = Door::anon;
 	bool bypass_spec_v1 = false;
+	Historic historic = Historic::none;
 
 	std::string name() const;  // e.g. "v2/arch32/4k/anon/mask"
 	bool operator==(const Config &) const = default;
@@ -37,6 +48,10 @@ std::optional<Arch> parse_arch(const std::string &);
 std::optional<Patch> parse_patch(const std::string &);
 std::optional<Door> parse_door(const std::string &);
 std::optional<unsigned> parse_page_shift(const std::string &);  // "4k" | "16k" | "64k"
+const char *to_string(Historic);
+std::optional<Historic> parse_historic(const std::string &);
+inline constexpr Historic kHistorics[] = {Historic::toctou_2021, Historic::freeze_mutex_2025,
+					  Historic::finish_fault_put};
 std::string page_size_name(unsigned page_shift);
 
 inline constexpr Arch kArches[] = {Arch::A32, Arch::A64};
@@ -51,6 +66,7 @@ struct ConfigFilter {
 	std::vector<unsigned> page_shifts{std::begin(kPageShifts), std::end(kPageShifts)};
 	std::vector<Door> doors{std::begin(kDoors), std::end(kDoors)};
 	std::vector<bool> spec_v1{false, true};
+	std::vector<Historic> historics{Historic::none};  // not an axis: pinned by a header only
 
 	std::vector<Config> expand() const;
 	bool matches(const Config &) const;

@@ -15,6 +15,10 @@ constexpr Invariant kInvariants[] = {
 	Invariant::coherent,
 	Invariant::pte_outside_vma,
 	Invariant::freeze_iff,
+	Invariant::frozen_stable,
+	Invariant::lockdep,
+	Invariant::deadlock,
+	Invariant::livelock,
 };
 
 }  // namespace
@@ -30,6 +34,10 @@ const char *to_string(Invariant i)
 	case Invariant::coherent: return "coherent";
 	case Invariant::pte_outside_vma: return "pte_outside_vma";
 	case Invariant::freeze_iff: return "freeze_iff";
+	case Invariant::frozen_stable: return "frozen_stable";
+	case Invariant::lockdep: return "lockdep";
+	case Invariant::deadlock: return "deadlock";
+	case Invariant::livelock: return "livelock";
 	}
 	return "?";
 }

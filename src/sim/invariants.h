@@ -18,6 +18,11 @@ enum class Invariant : uint8_t {
 	coherent,         // a user load returns what the kernel's view holds at that offset
 	pte_outside_vma,  // no PTE outside a VMA
 	freeze_iff,       // BPF_MAP_FREEZE succeeds iff nothing writable is live
+	// The interleaving explorer's checkers (src/check/interleave/):
+	frozen_stable,    // once a reader saw frozen && !write_active, the map's bytes never change
+	lockdep,          // lock order: a dependency cycle, sleeping under a spinlock/RCU, NMI-unsafe lock
+	deadlock,         // every task blocked (the report has the wait-for graph)
+	livelock,         // the step cap passed without the tasks finishing
 };
 
 const char *to_string(Invariant);

@@ -109,10 +109,11 @@ public:
 	// bytes differing from the kernel's view). Cleared by the call.
 	virtual Violation take_op_violation() = 0;
 
+	// A hash of the map's visible data bytes (0 without a map): the
+	// interleaving explorer's "frozen bytes never change" ghost invariant.
+	virtual uint64_t map_data_hash() const = 0;
+
 	// Test hooks.
-	// The next finish_fault loses a race: another thread installs the PTE
-	// between ->fault and finish_fault.
-	virtual void inject_fault_race() = 0;
 	// Write through the kernel's view (as a BPF program would), bypassing
 	// bpf(2): used by the differential runner to resynchronise data after a
 	// documented difference.

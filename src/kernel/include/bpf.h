@@ -49,6 +49,7 @@ struct bpf_map {
 	void *record = nullptr;  /* BTF special fields: none in this harness */
 	bool frozen = false;
 	s64 writecnt = 0;        /* atomic64_t */
+	struct mutex freeze_mutex;
 	long refcnt = 1;
 };
 
@@ -77,7 +78,7 @@ bool bpf_bypass_spec_v1(const void *token);
 extern const file_operations bpf_map_fops;
 void bpf_map_write_active_inc(bpf_map *map);
 void bpf_map_write_active_dec(bpf_map *map);
-bool bpf_map_write_active(const bpf_map *map);
+bool bpf_map_write_active(bpf_map *map);
 // The bpf(2) commands, on a map file (NULL = bad fd -> -EBADF).
 long map_create(bpf_attr_map_create *attr, file **filep);
 long map_update_elem(file *f, u32 key, const void *value, u64 flags);

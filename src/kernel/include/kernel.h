@@ -58,6 +58,7 @@ struct kernel_config {
 	bool bypass_spec_v1;
 	Door door;
 	Patch patch;
+	Historic historic;  /* a historical bug level (interleave tests), normally none */
 };
 extern thread_local const kernel_config *kcfg;
 

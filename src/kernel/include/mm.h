@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernel.h"
+#include "locking.h"
 #include "sim/machine.h"
 
 namespace fl::FL_ARCH_NS {
@@ -120,9 +121,10 @@ struct vm_area_struct {
 inline ulong vma_pages(const vm_area_struct *vma) { return (vma->vm_end - vma->vm_start) >> PAGE_SHIFT; }
 inline bool vma_is_anonymous(const vm_area_struct *vma) { return !vma->vm_ops; }
 inline bool vma_is_accessible(const vm_area_struct *vma) { return vma->vm_flags & VM_ACCESS_FLAGS; }
-// 6.1 has no vm_flags_set(); 6.3+ wraps this with the per-VMA write lock.
-inline void vm_flags_set(vm_area_struct *vma, vm_flags_t flags) { vma->vm_flags |= flags; }
-inline void vm_flags_clear(vm_area_struct *vma, vm_flags_t flags) { vma->vm_flags &= ~flags; }
+// include/linux/mm.h (6.3+): vm_flags_set/clear/reset take the per-VMA write lock.
+inline void vm_flags_set(vm_area_struct *vma, vm_flags_t flags) { vma_start_write(vma); vma->vm_flags |= flags; }
+inline void vm_flags_clear(vm_area_struct *vma, vm_flags_t flags) { vma_start_write(vma); vma->vm_flags &= ~flags; }
+inline void vm_flags_reset(vm_area_struct *vma, vm_flags_t flags) { vma_start_write(vma); vma->vm_flags = flags; }
 
 // include/linux/pagemap.h: linear_page_index (non-hugetlb).
 inline pgoff_t linear_page_index(const vm_area_struct *vma, ulong address)
@@ -215,7 +217,6 @@ struct kernel_globals {
 	std::unordered_map<ulong, std::unique_ptr<page>> direct_map;  // lowmem pages, by index
 	u64 totalram_pages = 0, vmalloc_pages_used = 0;
 	Stats *stats = nullptr;
-	bool race_next_fault = false;
 };
 extern thread_local kernel_globals *kg;
 
@@ -247,6 +248,7 @@ ulong do_mmap(file *f, ulong addr, ulong len, ulong prot, ulong flags, vm_flags_
 	      ulong pgoff, ulong *populate);
 ulong vm_mmap_pgoff(file *f, ulong addr, ulong len, ulong prot, ulong flag, ulong pgoff);
 int do_munmap(mm_struct *mm, ulong start, size_t len);
+int __vm_munmap(ulong start, size_t len);
 void exit_mmap(mm_struct *mm);
 vm_area_struct *find_vma(mm_struct *mm, ulong addr);
 vm_area_struct *vma_lookup(mm_struct *mm, ulong addr);

@@ -11,6 +11,8 @@ int dup_mmap(mm_struct *mm, mm_struct *oldmm)
 {
 	int retval = 0;
 
+	mmap_write_lock(oldmm);
+	mmap_write_lock_nested(mm);
 	mm->mmap_base = oldmm->mmap_base;
 	mm->task_size = oldmm->task_size;
 	for (vm_area_struct *mpnt : std::vector<vm_area_struct *>(oldmm->mmap)) {
@@ -33,6 +35,8 @@ int dup_mmap(mm_struct *mm, mm_struct *oldmm)
 		if (retval)
 			break;
 	}
+	mmap_write_unlock(mm);
+	mmap_write_unlock(oldmm);
 	return retval;
 }
 

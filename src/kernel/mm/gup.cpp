@@ -160,6 +160,7 @@ int __mm_populate(ulong start, ulong len, int ignore_errors)
 
 	end = start + len;
 
+	mmap_read_lock(mm);
 	for (nstart = start; nstart < end; nstart = nend) {
 		vma = find_vma_intersection(mm, nstart, end);
 		if (!vma)
@@ -189,6 +190,7 @@ int __mm_populate(ulong start, ulong len, int ignore_errors)
 		nend = nstart + ret * PAGE_SIZE;
 		ret = 0;
 	}
+	mmap_read_unlock(mm);
 	return ret;
 }
 

@@ -52,7 +52,7 @@ static int madvise_vma_behavior(vm_area_struct *vma, vm_area_struct **prev, ulon
 	if (IS_ERR(vma))
 		return PTR_ERR(vma);
 	*prev = vma;
-	vma->vm_flags = new_flags;  /* vm_flags_reset */
+	vm_flags_reset(vma, new_flags);
 	return 0;
 }
 
@@ -131,7 +131,18 @@ int do_madvise(mm_struct *mm, ulong start, size_t len_in, int behavior)
 	if (end == start)
 		return 0;
 
-	return madvise_walk_vmas(mm, start, end, behavior);
+	/* madvise_lock: madvise_need_mmap_write() is false only for DONTNEED */
+	int error;
+	if (behavior == MADV_DONTNEED)
+		mmap_read_lock(mm);
+	else
+		mmap_write_lock(mm);
+	error = madvise_walk_vmas(mm, start, end, behavior);
+	if (behavior == MADV_DONTNEED)
+		mmap_read_unlock(mm);
+	else
+		mmap_write_unlock(mm);
+	return error;
 }
 
 }  // namespace fl::FL_ARCH_NS

@@ -49,10 +49,14 @@ static int insert_page(vm_area_struct *vma, ulong addr, page *pg)
 	if (!page_ref_count(pg))
 		return -EINVAL;
 	kg->stats->ptl_locks++;  /* get_locked_pte() */
-	if (pte_lookup(mm, addr))
+	spin_lock(pte_lockptr(mm));
+	if (pte_lookup(mm, addr)) {
+		spin_unlock(pte_lockptr(mm));
 		return -EBUSY;
+	}
 	get_page(pg);  /* folio_get */
 	set_pte_at(mm, addr, pg);
+	spin_unlock(pte_lockptr(mm));
 	return 0;
 }
 
@@ -94,21 +98,17 @@ static vm_fault_t finish_fault(vm_fault *vmf)
 	vm_area_struct *vma = vmf->vma;
 	page *pg = vmf->pg;
 
-	if (kg->race_next_fault) {
-		/* Test hook: another thread faults the same address in
-		 * between ->fault and our page-table lock, and wins. */
-		kg->race_next_fault = false;
-		handle_mm_fault(vma, vmf->address, vmf->flags & ~FAULT_FLAG_VMA_LOCK);
-	}
-
 	kg->stats->ptl_locks++;  /* pte_offset_map_lock() */
+	spin_lock(pte_lockptr(vma->vm_mm));
 	/* Re-check under ptl */
 	if (vmf_pte_changed(vmf)) {
 		kg->stats->lost_races++;
+		spin_unlock(pte_lockptr(vma->vm_mm));
 		return VM_FAULT_NOPAGE;
 	}
 
 	set_pte_at(vma->vm_mm, vmf->address, pg);  /* set_pte_range */
+	spin_unlock(pte_lockptr(vma->vm_mm));
 	return 0;
 }
 
@@ -135,7 +135,7 @@ static vm_fault_t vmf_can_call_fault(const vm_fault *vmf)
 
 	if (vma->vm_ops->map_pages || !(vmf->flags & FAULT_FLAG_VMA_LOCK))
 		return 0;
-	/* vma_end_read(vma); */
+	vma_end_read(vma);
 	kg->stats->vma_lock_retries++;
 	return VM_FAULT_RETRY;
 }
@@ -172,12 +172,12 @@ static vm_fault_t do_fault_around(vm_fault *vmf)
 	to_pte = min3(from_pte + nr_pages, (pgoff_t)PTRS_PER_PTE,
 		      pte_off + vma_pages(vmf->vma) - vma_off) - 1;
 
-	/* rcu_read_lock(); */
+	rcu_read_lock();
 	kg->stats->map_pages_calls++;
 	ret = vmf->vma->vm_ops->map_pages(vmf,
 			vmf->pgoff + from_pte - pte_off,
 			vmf->pgoff + to_pte - pte_off);
-	/* rcu_read_unlock(); */
+	rcu_read_unlock();
 
 	return ret;
 }
@@ -208,6 +208,8 @@ static vm_fault_t do_read_fault(vm_fault *vmf)
 
 	ret |= finish_fault(vmf);
 	/* folio_unlock(folio); */
+	if (kcfg->historic == Historic::finish_fault_put && (ret & VM_FAULT_NOPAGE))
+		return ret;  /* historic finish_fault_put: the lost race forgets folio_put */
 	if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY))
 		put_page(vmf->pg);  /* folio_put: the handler's reference */
 	return ret;
@@ -234,6 +236,8 @@ static vm_fault_t do_shared_fault(vm_fault *vmf)
 	BUG_ON(vma->vm_ops->page_mkwrite != nullptr);
 
 	ret |= finish_fault(vmf);
+	if (kcfg->historic == Historic::finish_fault_put && (ret & VM_FAULT_NOPAGE))
+		return ret;  /* historic finish_fault_put: the lost race forgets put_page */
 	if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) {
 		/* folio_unlock(folio); */
 		put_page(vmf->pg);
@@ -259,10 +263,12 @@ static vm_fault_t do_fault(vm_fault *vmf)
 	 */
 	if (!vma->vm_ops->fault) {
 		kg->stats->ptl_locks++;
+		spin_lock(pte_lockptr(vma->vm_mm));
 		if (!pte_lookup(vma->vm_mm, vmf->address))
 			ret = VM_FAULT_SIGBUS;
 		else
 			ret = VM_FAULT_NOPAGE;
+		spin_unlock(pte_lockptr(vma->vm_mm));
 	} else if (!(vmf->flags & FAULT_FLAG_WRITE))
 		ret = do_read_fault(vmf);
 	else if (!(vma->vm_flags & VM_SHARED))
@@ -308,8 +314,10 @@ void unmap_vmas(vm_area_struct *vma, ulong start, ulong end)
 	mm_struct *mm = vma->vm_mm;
 
 	kg->stats->ptl_locks++;
+	spin_lock(pte_lockptr(mm));
 	for (auto it = mm->ptes.lower_bound(start); it != mm->ptes.end() && it->first < end;)
 		zap_pte(mm, it++);
+	spin_unlock(pte_lockptr(mm));
 }
 
 void zap_page_range_single(vm_area_struct *vma, ulong address, ulong size)
@@ -342,11 +350,15 @@ int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma)
 		return 0;
 
 	kg->stats->ptl_locks++;
+	spin_lock(pte_lockptr(dst_vma->vm_mm));
+	spin_lock(pte_lockptr(src_mm));  /* spin_lock_nested(src_ptl, SINGLE_DEPTH_NESTING) */
 	for (auto it = src_mm->ptes.lower_bound(src_vma->vm_start);
 	     it != src_mm->ptes.end() && it->first < src_vma->vm_end; ++it) {
 		get_page(it->second.pg);
 		set_pte_at(dst_vma->vm_mm, it->first, it->second.pg);
 	}
+	spin_unlock(pte_lockptr(src_mm));
+	spin_unlock(pte_lockptr(dst_vma->vm_mm));
 	return 0;
 }
 
@@ -357,12 +369,14 @@ void move_page_tables(vm_area_struct *vma, ulong old_addr, vm_area_struct *new_v
 	std::vector<std::pair<ulong, page *>> moved;
 
 	kg->stats->ptl_locks++;
+	spin_lock(pte_lockptr(mm));
 	for (auto it = mm->ptes.lower_bound(old_addr); it != mm->ptes.end() && it->first < old_addr + len;) {
 		moved.emplace_back(it->first - old_addr + new_addr, it->second.pg);
 		it = mm->ptes.erase(it);
 	}
 	for (auto &[addr, pg] : moved)
 		new_vma->vm_mm->ptes[addr] = pte_t{pg};
+	spin_unlock(pte_lockptr(mm));
 }
 
 }  // namespace fl::FL_ARCH_NS

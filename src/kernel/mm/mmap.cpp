@@ -316,9 +316,13 @@ ulong vm_mmap_pgoff(file *f, ulong addr, ulong len, ulong prot, ulong flag, ulon
 {
 	ulong ret, populate;
 
+	mmap_write_lock(current->mm);
 	ret = do_mmap(f, addr, len, prot, flag, 0, pgoff, &populate);
-	if (populate && !IS_ERR_VALUE(ret))
+	mmap_write_unlock(current->mm);
+	if (populate && !IS_ERR_VALUE(ret)) {
+		sched_point("mm_populate");  /* the MAP_POPULATE window: the VMA is visible, not yet populated */
 		__mm_populate(ret, populate, 1);  /* mm_populate: errors ignored */
+	}
 	return ret;
 }
 
@@ -328,9 +332,22 @@ int do_munmap(mm_struct *mm, ulong start, size_t len)
 	return do_vmi_munmap(mm, start, len);
 }
 
+// mm/mmap.c: __vm_munmap (munmap(2): do_vmi_munmap under mmap_write_lock)
+int __vm_munmap(ulong start, size_t len)
+{
+	int ret;
+	mm_struct *mm = current->mm;
+
+	mmap_write_lock(mm);
+	ret = do_munmap(mm, start, len);
+	mmap_write_unlock(mm);
+	return ret;
+}
+
 // mm/mmap.c: exit_mmap - zap everything, then close and free every VMA
 void exit_mmap(mm_struct *mm)
 {
+	mmap_write_lock(mm);  /* exit_mmap takes it for read, then for write */
 	std::vector<vm_area_struct *> vmas = mm->mmap;
 
 	for (vm_area_struct *vma : vmas)
@@ -339,6 +356,7 @@ void exit_mmap(mm_struct *mm)
 		vma_unlink(mm, vma);
 		remove_vma(vma);
 	}
+	mmap_write_unlock(mm);
 }
 
 }  // namespace fl::FL_ARCH_NS

@@ -30,7 +30,7 @@ static int mprotect_fixup(vm_area_struct *vma, vm_area_struct **pprev, ulong sta
 	 * vm_flags and vm_page_prot are protected by the mmap_lock
 	 * held in write mode.
 	 */
-	vma->vm_flags = newflags;  /* vm_flags_reset */
+	vm_flags_reset(vma, newflags);
 	/* change_protection(): PTE rights follow the VMA in this model */
 	return 0;
 }
@@ -57,6 +57,8 @@ int do_mprotect_pkey(ulong start, size_t len, ulong prot)
 		return -EINVAL;
 
 	reqprot = prot;
+
+	mmap_write_lock(current->mm);
 
 	vma = find_vma(mm, start);
 	error = -ENOMEM;
@@ -108,6 +110,7 @@ int do_mprotect_pkey(ulong start, size_t len, ulong prot)
 		error = -ENOMEM;
 
 out:
+	mmap_write_unlock(current->mm);
 	return error;
 }
 

@@ -50,6 +50,7 @@ static ulong move_vma(vm_area_struct *vma, ulong old_addr, ulong old_len, ulong 
 	}
 
 	new_pgoff = vma->vm_pgoff + ((old_addr - vma->vm_start) >> PAGE_SHIFT);
+	vma_start_write(vma);
 	new_vma = copy_vma(vma, new_addr, new_len, new_pgoff);
 
 	move_page_tables(vma, old_addr, new_vma, new_addr, old_len);
@@ -266,6 +267,7 @@ ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong ne
 	if (ret)
 		return ret;
 
+	mmap_write_lock(current->mm);
 	vma = vma_lookup(mm, addr);
 	if (!vma) {
 		ret = -EFAULT;
@@ -338,6 +340,7 @@ ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong ne
 		ret = move_vma(vma, addr, old_len, new_len, new_addr, flags);
 	}
 out:
+	mmap_write_unlock(current->mm);
 	return ret;
 }
 

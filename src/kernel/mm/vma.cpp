@@ -39,6 +39,7 @@ void vm_area_free(vm_area_struct *vma)
 // mm/vma.c: vma_link (the maple-tree store plus map_count)
 void vma_link(mm_struct *mm, vm_area_struct *vma)
 {
+	vma_start_write(vma);
 	auto pos = std::lower_bound(mm->mmap.begin(), mm->mmap.end(), vma,
 				    [](auto *a, auto *b) { return a->vm_start < b->vm_start; });
 	mm->mmap.insert(pos, vma);
@@ -47,6 +48,7 @@ void vma_link(mm_struct *mm, vm_area_struct *vma)
 
 void vma_unlink(mm_struct *mm, vm_area_struct *vma)
 {
+	vma_start_write(vma);  /* vma_mark_detached: no reader may hold it */
 	mm->mmap.erase(std::find(mm->mmap.begin(), mm->mmap.end(), vma));
 	mm->map_count--;
 }
@@ -70,6 +72,7 @@ int __split_vma(vm_area_struct *vma, ulong addr, int new_below)
 			return err;
 	}
 
+	vma_start_write(vma);  /* vma_prepare */
 	n = vm_area_dup(vma);
 
 	if (new_below) {

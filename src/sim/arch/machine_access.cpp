@@ -29,12 +29,16 @@ Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool wr
 		vm_area_struct *vma = vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
 		bool permitted = vma && (write ? (vma->vm_flags & VM_WRITE) : vma_is_accessible(vma));
 		pte_t *pte = pte_lookup(mm, a);
-		if (!pte || !permitted) {
+		/* The instruction restarts after a fault; under the interleaving
+		 * explorer another task may have zapped the PTE again meanwhile. */
+		for (int tries = 0; !pte || !permitted; tries++) {
 			int sig = do_user_addr_fault(a == (addr & PAGE_MASK) ? addr : a, write);
-			if (sig) {
-				out.sig = sig;
+			if (sig || tries == 64) {
+				out.sig = sig ? sig : SIGSEGV;
 				return out;
 			}
+			vma = vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
+			permitted = vma && (write ? (vma->vm_flags & VM_WRITE) : vma_is_accessible(vma));
 			pte = pte_lookup(mm, a);
 		}
 		pages[npages++] = pte->pg;
@@ -152,14 +156,30 @@ int64_t MachineImpl::map_data_page_id(uint64_t data_page_index) const
 	return ((int64_t)map_area_id_ << 40) + (int64_t)(hdr_pages_ + data_page_index);
 }
 
+// Is the map still allocated? forget_map_if_freed's test, usable in the
+// middle of an op (the interleaving explorer looks between two points, where
+// a munmap may have freed the map before its front door forgot it).
+bool MachineImpl::map_live() const
+{
+	if (!array_)
+		return false;
+	if (map_file_)
+		return true;
+	for (auto &p : procs_)
+		for (vm_area_struct *vma : p->mm.mmap)
+			if (vma->vm_file == map_vm_file_)
+				return true;
+	return false;
+}
+
 uint64_t MachineImpl::map_writecnt() const
 {
-	return array_ ? (uint64_t)array_->map.writecnt : 0;
+	return map_live() ? (uint64_t)array_->map.writecnt : 0;
 }
 
 bool MachineImpl::map_frozen() const
 {
-	return array_ && array_->map.frozen;
+	return map_live() && array_->map.frozen;
 }
 
 int MachineImpl::page_refcount_of_map_page(uint64_t data_page_index) const

@@ -50,7 +50,7 @@ MachineImpl::MachineImpl(const Config &cfg) : cfg_(cfg)
 {
 	const Layout &l = cfg.arch == Arch::A32 ? kLayout32 : kLayout64;
 
-	kg_.cfg = kernel_config{cfg.page_shift, cfg.bypass_spec_v1, cfg.door, cfg.patch};
+	kg_.cfg = kernel_config{cfg.page_shift, cfg.bypass_spec_v1, cfg.door, cfg.patch, cfg.historic};
 	kg_.stats = &stats_;
 	kg_.page_offset = (ulong)l.page_offset;
 	kg_.direct_map_end = (ulong)(l.page_offset + l.lowmem_bytes);
@@ -58,6 +58,7 @@ MachineImpl::MachineImpl(const Config &cfg) : cfg_(cfg)
 	kg_.vmalloc_end = (ulong)l.vmalloc_end;
 	kg_.totalram_pages = kTotalRam >> cfg.page_shift;
 
+	register_sched_tls();
 	Enter e(this);
 	auto p = std::make_unique<Process>();
 	p->task.mm = &p->mm;
@@ -190,7 +191,9 @@ int64_t MachineImpl::map_freeze()
 	bool fd_writable = map_file_->f_mode & FMODE_WRITE;
 	long err = fl::FL_ARCH_NS::map_freeze(map_file_);
 	bool expect_ok = !writable_live && !was_frozen && fd_writable;
-	if ((err == 0) != expect_ok)
+	/* Concurrent writers make this op-level check meaningless; the
+	 * interleaving explorer's ghost invariants take its place. */
+	if ((err == 0) != expect_ok && !sched::active())
 		note(Invariant::freeze_iff,
 		     std::string("freeze returned ") + std::to_string(err) +
 			     (writable_live ? " with a writable mapping live" : " with nothing writable live"));
@@ -258,7 +261,7 @@ int64_t MachineImpl::munmap(int pid, uint64_t addr, uint64_t len)
 	Enter e(this, pid);
 	if (!proc(pid))
 		return -ESRCH;
-	int ret = do_munmap(current->mm, (ulong)addr, (ulong)len);
+	int ret = __vm_munmap((ulong)addr, (ulong)len);
 	forget_map_if_freed();
 	return ret;
 }

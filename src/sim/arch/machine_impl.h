@@ -42,7 +42,7 @@ public:
 	Violation check_invariants() override;
 	Violation take_op_violation() override;
 
-	void inject_fault_race() override { kg_.race_next_fault = true; }
+	uint64_t map_data_hash() const override;
 	void kernel_poke(uint64_t map_offset, const std::vector<uint8_t> &bytes) override;
 	int64_t user_page_id(int pid, uint64_t addr) const override;
 	int64_t map_data_page_id(uint64_t data_page_index) const override;
@@ -79,6 +79,8 @@ private:
 	const page *expected_page(const vm_area_struct *vma, ulong addr) const;
 	void note(Invariant what, std::string detail);
 	void add_neighbour_area();
+	static void register_sched_tls();
+	bool map_live() const;
 
 	Config cfg_;
 	mutable kernel_globals kg_;

@@ -357,6 +357,7 @@ static vm_fault_t array_map_mmap_pages_v3(bpf_map *map, vm_fault *vmf,
 	pgoff_t pgoff = start_pgoff;
 
 	kg->stats->ptl_locks++;  /* pte_offset_map_lock() once for the window */
+	spin_lock(pte_lockptr(vmf->vma->vm_mm));
 	/* count, not pgoff <= end_pgoff: a window ending at ULONG_MAX must end */
 	for (pgoff_t i = 0; i < nr_pages; i++, pgoff++, addr += PAGE_SIZE) {
 		ulong kaddr = array_map_vmalloc_addr(array) +
@@ -373,6 +374,7 @@ static vm_fault_t array_map_mmap_pages_v3(bpf_map *map, vm_fault *vmf,
 		if (addr == vmf->address)
 			ret = VM_FAULT_NOPAGE;
 	}
+	spin_unlock(pte_lockptr(vmf->vma->vm_mm));
 	return ret;
 }
 

@@ -11,17 +11,17 @@ namespace fl::FL_ARCH_NS {
 // kernel/bpf/syscall.c: bpf_map_write_active_inc/_dec/bpf_map_write_active
 void bpf_map_write_active_inc(bpf_map *map)
 {
-	map->writecnt++;  /* atomic64_inc */
+	atomic64_inc(&map->writecnt);
 }
 
 void bpf_map_write_active_dec(bpf_map *map)
 {
-	map->writecnt--;  /* atomic64_dec */
+	atomic64_dec(&map->writecnt);
 }
 
-bool bpf_map_write_active(const bpf_map *map)
+bool bpf_map_write_active(bpf_map *map)
 {
-	return map->writecnt != 0;
+	return atomic64_read(&map->writecnt) != 0;
 }
 
 // kernel/bpf/syscall.c: map_get_sys_perms
@@ -32,7 +32,7 @@ static fmode_t map_get_sys_perms(bpf_map *map, file *f)
 	/* Our file permissions may have been overridden by global
 	 * map permissions facing syscall side.
 	 */
-	if (map->frozen)
+	if (READ_ONCE(map->frozen))
 		mode &= ~FMODE_CAN_WRITE;
 	return mode;
 }
@@ -118,6 +118,55 @@ static const vm_operations_struct bpf_map_default_vmops_v3 = {
 	(kcfg->patch == Patch::pre ? bpf_map_default_vmops_pre : \
 	 kcfg->patch == Patch::v3 ? bpf_map_default_vmops_v3 : bpf_map_default_vmops_lazy)
 
+/*
+ * kernel/bpf/syscall.c: bpf_map_mmap before bc27c52eea18 ("bpf: avoid holding
+ * freeze_mutex during mmap operation", Jan 2025): freeze_mutex is held across
+ * vm_flags_clear (the VMA write lock, under mmap_lock) and ->map_mmap, and
+ * write-active is bumped only after ->map_mmap succeeded. The historical
+ * level freeze_mutex_2025 (syzbot+4dc041c686b7c816a71e); the checks above
+ * the mutex are shared with the fixed function.
+ */
+static int bpf_map_mmap_freeze_mutex_2025(bpf_map *map, vm_area_struct *vma)
+{
+	int err = 0;
+
+	mutex_lock(&map->freeze_mutex);
+
+	if (vma->vm_flags & VM_WRITE) {
+		if (map->frozen) {
+			err = -EPERM;
+			goto out;
+		}
+		/* map is meant to be read-only, so do not allow mapping as
+		 * writable, because it's possible to leak a writable page
+		 * reference and allows user-space to still modify it after
+		 * freezing, while verifier will assume contents do not change
+		 */
+		if (map->map_flags & BPF_F_RDONLY_PROG) {
+			err = -EACCES;
+			goto out;
+		}
+	}
+
+	/* set default open/close callbacks */
+	vma->vm_ops = &bpf_map_default_vmops;
+	vma->vm_private_data = map;
+	vm_flags_clear(vma, VM_MAYEXEC);
+	if (!(vma->vm_flags & VM_WRITE))
+		/* disallow re-mapping with PROT_WRITE */
+		vm_flags_clear(vma, VM_MAYWRITE);
+
+	err = map->ops->map_mmap(map, vma);
+	if (err)
+		goto out;
+
+	if (vma->vm_flags & VM_MAYWRITE)
+		bpf_map_write_active_inc(map);
+out:
+	mutex_unlock(&map->freeze_mutex);
+	return err;
+}
+
 // kernel/bpf/syscall.c: bpf_map_mmap, every check in order.
 static int bpf_map_mmap(file *filp, vm_area_struct *vma)
 {
@@ -130,7 +179,10 @@ static int bpf_map_mmap(file *filp, vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 
-	/* mutex_lock(&map->freeze_mutex); */
+	if (kcfg->historic == Historic::freeze_mutex_2025)
+		return bpf_map_mmap_freeze_mutex_2025(map, vma);
+
+	mutex_lock(&map->freeze_mutex);
 
 	if (vma->vm_flags & VM_WRITE) {
 		if (map->frozen) {
@@ -149,7 +201,7 @@ static int bpf_map_mmap(file *filp, vm_area_struct *vma)
 		bpf_map_write_active_inc(map);
 	}
 out:
-	/* mutex_unlock(&map->freeze_mutex); */
+	mutex_unlock(&map->freeze_mutex);
 	if (err)
 		return err;
 
@@ -255,7 +307,10 @@ long map_update_elem(file *f, u32 key, const void *value, u64 flags)
 	if (!f)
 		return -EBADF;
 	map = static_cast<bpf_map *>(f->private_data);
-	bpf_map_write_active_inc(map);
+	/* historic toctou_2021: before "bpf: Fix toctou on read-only map's
+	 * constant scalar tracking" syscall writers were not write-active */
+	if (kcfg->historic != Historic::toctou_2021)
+		bpf_map_write_active_inc(map);
 	if (!(map_get_sys_perms(map, f) & FMODE_CAN_WRITE)) {
 		err = -EPERM;
 		goto err_put;
@@ -266,9 +321,11 @@ long map_update_elem(file *f, u32 key, const void *value, u64 flags)
 		goto err_put;
 	}
 
+	might_fault();  /* ___bpf_copy_key / kvmemdup_bpfptr: copy_from_user */
 	err = map->ops->map_update_elem(map, &key, value, flags);
 err_put:
-	bpf_map_write_active_dec(map);
+	if (kcfg->historic != Historic::toctou_2021)
+		bpf_map_write_active_dec(map);
 	return err;
 }
 
@@ -307,19 +364,19 @@ long map_freeze(file *f)
 	if (!(map_get_sys_perms(map, f) & FMODE_CAN_WRITE))
 		return -EPERM;
 
-	/* mutex_lock(&map->freeze_mutex); */
+	mutex_lock(&map->freeze_mutex);
 	if (bpf_map_write_active(map)) {
 		err = -EBUSY;
 		goto err_put;
 	}
-	if (map->frozen) {
+	if (READ_ONCE(map->frozen)) {
 		err = -EBUSY;
 		goto err_put;
 	}
 
-	map->frozen = true;
+	WRITE_ONCE(map->frozen, true);
 err_put:
-	/* mutex_unlock(&map->freeze_mutex); */
+	mutex_unlock(&map->freeze_mutex);
 	return err;
 }
 

@@ -54,27 +54,41 @@ int do_user_addr_fault(ulong address, bool write)
 	if (write)
 		flags |= FAULT_FLAG_WRITE;
 
-	/* lock_vma_under_rcu() */
+	/* lock_vma_under_rcu(): the VMA read lock is a trylock under RCU */
+	rcu_read_lock();
 	vma = vma_lookup(mm, address);
+	if (vma && !vma_start_read(vma))
+		vma = nullptr;
+	rcu_read_unlock();
 	if (!vma)
 		goto lock_mmap;
 
-	if (access_error(write, present, vma))
+	if (access_error(write, present, vma)) {
+		vma_end_read(vma);
 		return SIGSEGV;  /* bad_area_access_error */
+	}
 	fault = handle_mm_fault(vma, address, flags | FAULT_FLAG_VMA_LOCK);
+	if (!(fault & VM_FAULT_RETRY))
+		vma_end_read(vma);
 	if (!(fault & VM_FAULT_RETRY))
 		goto done;
 
 lock_mmap:
 	/* lock_mm_and_find_vma() */
+	mmap_read_lock(mm);
 	vma = vma_lookup(mm, address);
-	if (!vma)
+	if (!vma) {
+		mmap_read_unlock(mm);
 		return SIGSEGV;  /* bad_area_nosemaphore */
+	}
 
-	if (access_error(write, present, vma))
+	if (access_error(write, present, vma)) {
+		mmap_read_unlock(mm);
 		return SIGSEGV;
+	}
 
 	fault = handle_mm_fault(vma, address, flags);
+	mmap_read_unlock(mm);
 
 done:
 	if (fault & VM_FAULT_ERROR)

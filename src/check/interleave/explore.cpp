@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "check/interleave/explore.h"
+
+#include <chrono>
+#include <deque>
+#include <map>
+
+#include "sim/sched/strategy.h"
+
+namespace fl::interleave {
+
+const char *to_string(StrategyKind k)
+{
+	switch (k) {
+	case StrategyKind::portfolio: return "portfolio";
+	case StrategyKind::default_: return "default";
+	case StrategyKind::bounded: return "bounded";
+	case StrategyKind::pct: return "pct";
+	case StrategyKind::random: return "random";
+	}
+	return "?";
+}
+
+std::optional<StrategyKind> parse_strategy(const std::string &s)
+{
+	for (StrategyKind k : {StrategyKind::portfolio, StrategyKind::default_, StrategyKind::bounded,
+			       StrategyKind::pct, StrategyKind::random})
+		if (s == to_string(k))
+			return k;
+	return std::nullopt;
+}
+
+Program finding_program(const Program &p, const Config &cfg, const ScheduleOutcome &o)
+{
+	Program q = with_schedule(p, o.sched.records);
+	q.header.arch = cfg.arch;
+	q.header.patch = cfg.patch;
+	q.header.page_shift = cfg.page_shift;
+	q.header.door = cfg.door;
+	q.header.bypass_spec_v1 = cfg.bypass_spec_v1;
+	if (cfg.historic != Historic::none)
+		q.header.historic = cfg.historic;
+	q.expects.clear();
+	Expectation e;
+	e.violation = o.violation.what;
+	q.expects.push_back(e);
+	return q;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Explorer {
+public:
+	Explorer(const Program &p, const Config &cfg, const ExploreOptions &o)
+		: p_(p), cfg_(cfg), o_(o), start_(Clock::now())
+	{
+	}
+
+	ExploreReport run()
+	{
+		switch (o_.kind) {
+		case StrategyKind::default_: {
+			sched::DefaultStrategy d;
+			one(d, "default");
+			break;
+		}
+		case StrategyKind::bounded: bounded(); break;
+		case StrategyKind::pct: randomised(true, false); break;
+		case StrategyKind::random: randomised(false, true); break;
+		case StrategyKind::portfolio:
+			bounded();
+			randomised(true, true);
+			break;
+		}
+		r_.seconds = elapsed();
+		return std::move(r_);
+	}
+
+private:
+	double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+	bool out_of_budget() const
+	{
+		return (o_.max_schedules && r_.schedules >= o_.max_schedules) || elapsed() >= o_.seconds;
+	}
+	bool stop() const { return (r_.finding && o_.stop_at_first) || out_of_budget(); }
+
+	// Runs one schedule; true if it was a finding.
+	bool one(sched::Strategy &s, const std::string &name)
+	{
+		ScheduleOutcome o = run_schedule(p_, cfg_, s);
+		r_.schedules++;
+		r_.max_steps = std::max(r_.max_steps, o.sched.steps);
+		last_steps_ = o.sched.steps;
+		if (!o.finding() || r_.finding)
+			return o.finding();
+		Finding f;
+		f.strategy = name;
+		f.schedule = r_.schedules;
+		f.seconds = elapsed();
+		f.program = finding_program(p_, cfg_, o);
+		// The records alone must reproduce it.
+		sched::Replay rep(o.sched.records);
+		ScheduleOutcome again = run_schedule(f.program, cfg_, rep);
+		if (again.verdict() != o.verdict() || again.sched.trace_hash != o.sched.trace_hash)
+			f.replay_error = "the finding's schedule did not replay: first run '" + o.verdict() +
+					 "', replay '" + again.verdict() + "'";
+		f.outcome = std::move(o);
+		r_.finding = std::move(f);
+		return true;
+	}
+
+	// Every schedule departing from the default at most max_deviations
+	// times (breadth first: fewer departures first). True if finished
+	// (exhausted, or a finding).
+	bool bounded()
+	{
+		struct Node {
+			std::map<uint64_t, int> picks;
+			uint64_t after;  // departures only at steps >= after
+		};
+		std::deque<Node> queue{Node{{}, 0}};
+		while (!queue.empty()) {
+			if (stop())
+				return r_.finding.has_value();
+			Node n = std::move(queue.front());
+			queue.pop_front();
+			sched::Forced f(n.picks);
+			r_.bounded++;
+			std::string name = "bounded(" + std::to_string(n.picks.size()) + " departures)";
+			if (one(f, name) && o_.stop_at_first)
+				return true;
+			if (int(n.picks.size()) >= o_.max_deviations)
+				continue;
+			for (const auto &seen : f.seen()) {
+				if (seen.step < n.after)
+					continue;
+				for (int alt : seen.runnable) {
+					if (alt == seen.default_choice)
+						continue;
+					Node c{n.picks, seen.step + 1};
+					c.picks[seen.step] = alt;
+					queue.push_back(std::move(c));
+				}
+			}
+		}
+		r_.bounded_exhausted = true;
+		return true;
+	}
+
+	void randomised(bool pct, bool random)
+	{
+		uint64_t i = 0;
+		uint64_t k = std::max<uint64_t>(r_.max_steps, 8);
+		while (!stop()) {
+			uint64_t seed = o_.seed + i;
+			bool use_pct = pct && (!random || i % 2 == 0);
+			if (use_pct) {
+				sched::Pct s(seed, o_.pct_depth, k);
+				r_.pct++;
+				one(s, "pct(seed=" + std::to_string(seed) + ",d=" + std::to_string(o_.pct_depth) + ",k=" +
+					       std::to_string(k) + ")");
+			} else {
+				sched::RandomWalk s(seed);
+				r_.random++;
+				one(s, "random(seed=" + std::to_string(seed) + ")");
+			}
+			k = std::max(k, last_steps_);  // PCT's k: the longest run so far
+			i++;
+		}
+	}
+
+	const Program &p_;
+	Config cfg_;
+	ExploreOptions o_;
+	Clock::time_point start_;
+	ExploreReport r_;
+	uint64_t last_steps_ = 0;
+};
+
+}  // namespace
+
+ExploreReport explore(const Program &p, const Config &cfg, const ExploreOptions &o)
+{
+	return Explorer(p, cfg, o).run();
+}
+
+}  // namespace fl::interleave

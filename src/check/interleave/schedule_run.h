@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// One execution of a Program under the deterministic scheduler: the ops
+// before its concurrent group run as one task, the group's threads as one
+// task each (interleaved by the strategy), the ops after it as one task.
+// Checked at every scheduling point (ghost invariants, lockdep), and with the
+// machine's invariants whenever no task is inside the kernel.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "check/program.h"
+#include "check/trace.h"
+#include "sim/sched/scheduler.h"
+
+namespace fl::interleave {
+
+// The concurrent group: ops [begin, end), threads T0..threads-1.
+struct Group {
+	size_t begin = 0, end = 0;
+	int threads = 0;
+	bool empty() const { return begin == end; }
+};
+// Empty if the program has no thread= ops. Error text if the thread= ops are
+// not contiguous or a thread's ops name different processes.
+Group find_group(const Program &, std::string *error);
+
+struct ScheduleOutcome {
+	sched::RunResult sched;  // of the group (or the whole program without one)
+	Violation violation;     // the first one, whoever found it
+	size_t violation_op = 0;
+	Trace trace;
+	Stats stats;             // the machine's counters at the end
+	uint64_t decisions = 0;  // over every segment
+	bool finding() const { return bool(violation); }
+	std::string verdict() const;  // "ok" / "violation NAME at op N: detail"
+};
+
+ScheduleOutcome run_schedule(const Program &, const Config &, sched::Strategy &group_strategy);
+
+// The program with `records` as its schedule (what a finding writes).
+Program with_schedule(const Program &, const std::vector<sched::Record> &records);
+std::vector<sched::Record> records_of(const Program &);
+
+}  // namespace fl::interleave

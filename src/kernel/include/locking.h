@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Kernel-style locking shims (include/linux/{mmap_lock,mm,mutex,spinlock,
+// rcupdate,atomic,compiler}.h) for the port. With no scheduler active
+// (fl::sched::active() == nullptr, every sequential run) each is a no-op
+// apart from the plain memory operation it wraps, so sequential results do
+// not change. Under the interleaving explorer each is a scheduling point
+// with a stable label "<calling function>:<primitive>", a lock the
+// scheduler tracks (blocking, wait-for graph) and a lockdep event.
+//
+// Lock identity is the address of the object that holds the lock in the
+// kernel (the mm for mmap_lock and the page-table lock, the VMA for its
+// lock, the map for freeze_mutex); the port's structs carry no lock state.
+#pragma once
+
+#include "sim/sched/scheduler.h"
+
+namespace fl::FL_ARCH_NS {
+
+struct mutex {};     /* struct mutex: the scheduler holds its state */
+struct spinlock_t {};
+
+namespace sched_shim {
+using ::fl::sched::active;
+using ::fl::sched::Label;
+}  // namespace sched_shim
+
+#define FL_SHIM(call, site)                                                        \
+	do {                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active())         \
+			fl_s_->call(FL_SCHED_LABEL(site));                          \
+	} while (0)
+#define FL_SHIM_OBJ(method, obj, cls, site)                                        \
+	do {                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active())         \
+			fl_s_->method((const void *)(obj), cls, FL_SCHED_LABEL(site)); \
+	} while (0)
+
+/* A bare scheduling point: a window the kernel has between two steps. */
+#define sched_point(site) FL_SHIM(point, site)
+
+/* include/linux/mmap_lock.h */
+#define mmap_read_lock(mm) FL_SHIM_OBJ(down_read, mm, ::fl::sched::kMmapLock, "mmap_read_lock")
+#define mmap_read_unlock(mm) FL_SHIM_OBJ(up_read, mm, ::fl::sched::kMmapLock, "mmap_read_unlock")
+#define mmap_write_lock(mm) FL_SHIM_OBJ(down_write, mm, ::fl::sched::kMmapLock, "mmap_write_lock")
+/* mmap_write_lock_nested(mm, SINGLE_DEPTH_NESTING): fork's child mm */
+#define mmap_write_lock_nested(mm) FL_SHIM_OBJ(down_write, mm, ::fl::sched::kMmapLock, "mmap_write_lock_nested")
+/* mmap_write_unlock / mmap_write_downgrade end every VMA write lock (vma_end_write_all) */
+#define mmap_write_unlock(mm)                                                                      \
+	do {                                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active()) {                       \
+			fl_s_->vma_end_write_all((const void *)(mm), ::fl::sched::kVmLock);        \
+			fl_s_->up_write((const void *)(mm), ::fl::sched::kMmapLock,                \
+					FL_SCHED_LABEL("mmap_write_unlock"));                      \
+		}                                                                                  \
+	} while (0)
+#define mmap_write_downgrade(mm)                                                                   \
+	do {                                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active()) {                       \
+			fl_s_->vma_end_write_all((const void *)(mm), ::fl::sched::kVmLock);        \
+			fl_s_->downgrade_write((const void *)(mm), ::fl::sched::kMmapLock,         \
+					       FL_SCHED_LABEL("mmap_write_downgrade"));            \
+		}                                                                                  \
+	} while (0)
+#define mmap_assert_write_locked(mm)                                                              \
+	do {                                                                                      \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active())                        \
+			fl_s_->assert_held((const void *)(mm), ::fl::sched::kMmapLock, true,      \
+					   FL_SCHED_LABEL("mmap_assert_write_locked"));           \
+	} while (0)
+
+/* include/linux/mm.h: the per-VMA lock (CONFIG_PER_VMA_LOCK) */
+/* vma_start_read is a trylock: false (VMA write-locked) means VM_FAULT_RETRY under mmap_lock */
+#define vma_start_read(vma)                                                                        \
+	({                                                                                         \
+		::fl::sched::Scheduler *fl_s_ = ::fl::sched::active();                             \
+		!fl_s_ || fl_s_->vma_start_read((const void *)(vma), ::fl::sched::kVmLock,         \
+						FL_SCHED_LABEL("vma_start_read"));                 \
+	})
+#define vma_end_read(vma) FL_SHIM_OBJ(vma_end_read, vma, ::fl::sched::kVmLock, "vma_end_read")
+/* vma_start_write: mmap_lock held for write; waits for the VMA's readers */
+#define vma_start_write(vma)                                                                       \
+	do {                                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active())                         \
+			fl_s_->vma_start_write((const void *)(vma), (const void *)(vma)->vm_mm,    \
+					       ::fl::sched::kVmLock, ::fl::sched::kMmapLock,       \
+					       FL_SCHED_LABEL("vma_start_write"));                 \
+	} while (0)
+
+/* include/linux/spinlock.h, mm.h: the page-table lock (one per mm here) */
+#define pte_lockptr(mm) (reinterpret_cast<spinlock_t *>(mm))
+#define spin_lock(ptl) FL_SHIM_OBJ(spin_lock, ptl, ::fl::sched::kPtl, "spin_lock")
+#define spin_unlock(ptl) FL_SHIM_OBJ(spin_unlock, ptl, ::fl::sched::kPtl, "spin_unlock")
+
+/* include/linux/mutex.h */
+#define mutex_lock(m) FL_SHIM_OBJ(mutex_lock, m, ::fl::sched::kFreezeMutex, "mutex_lock")
+#define mutex_unlock(m) FL_SHIM_OBJ(mutex_unlock, m, ::fl::sched::kFreezeMutex, "mutex_unlock")
+
+/* include/linux/rcupdate.h */
+#define rcu_read_lock() FL_SHIM(rcu_read_lock, "rcu_read_lock")
+#define rcu_read_unlock() FL_SHIM(rcu_read_unlock, "rcu_read_unlock")
+
+/* include/linux/kernel.h might_sleep(), mm.h might_fault() (copy_from_user):
+ * a point, and an error under a spinlock or RCU */
+#define might_fault()                                                                              \
+	do {                                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active()) {                       \
+			fl_s_->might_sleep(FL_SCHED_LABEL("might_fault"));                         \
+			fl_s_->point(FL_SCHED_LABEL("might_fault"));                               \
+		}                                                                                  \
+	} while (0)
+
+/* include/linux/atomic.h (atomic64_t is a plain s64 in the port) and
+ * compiler.h READ_ONCE/WRITE_ONCE: a point before each access */
+#define atomic64_inc(v) ({ sched_point("atomic64_inc"); ++*(v); (void)0; })
+#define atomic64_dec(v) ({ sched_point("atomic64_dec"); --*(v); (void)0; })
+#define atomic64_read(v) ({ sched_point("atomic64_read"); *(v); })
+#define READ_ONCE(x) ({ sched_point("READ_ONCE"); (x); })
+#define WRITE_ONCE(x, val) ({ sched_point("WRITE_ONCE"); (x) = (val); (void)0; })
+
+}  // namespace fl::FL_ARCH_NS

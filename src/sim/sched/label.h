@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Scheduling-point labels: "function:site", stable across builds (schedules
+// in text name them), interned once per call site so that a point costs an
+// integer, not a string.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace fl::sched {
+
+struct Label {
+	uint32_t id;       // dense, in order of first use in this process
+	std::string name;  // "finish_fault:pte_offset_map_lock"
+};
+
+// The label for (func, site); the same object for the same pair.
+const Label &intern_label(const char *func, const char *site);
+// By full name (parsing a schedule); interned if no point used it yet.
+const Label &label_named(const std::string &name);
+// The label with this id.
+const Label &label_by_id(uint32_t id);
+
+// A call-site label: evaluated once per site (GNU statement expression, so
+// that __func__ is the enclosing kernel function's name).
+#define FL_SCHED_LABEL(site) \
+	({ static const ::fl::sched::Label *fl_lbl_ = &::fl::sched::intern_label(__func__, site); *fl_lbl_; })
+
+}  // namespace fl::sched

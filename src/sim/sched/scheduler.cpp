@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "sim/sched/scheduler.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fl::sched {
+
+namespace {
+
+thread_local Scheduler *tl_active = nullptr;
+
+std::vector<TlsSlot> &tls_slots()
+{
+	static std::vector<TlsSlot> slots;
+	return slots;
+}
+
+// "<label>:wait" for a task that blocks at <label>, "thread:exit" when it ends.
+const Label &wait_label(const Label &l)
+{
+	thread_local std::vector<const Label *> cache;
+	if (cache.size() <= l.id)
+		cache.resize(l.id + 1);
+	if (!cache[l.id])
+		cache[l.id] = &label_named(l.name + ":wait");
+	return *cache[l.id];
+}
+
+uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+}  // namespace
+
+const char *to_string(Outcome o)
+{
+	switch (o) {
+	case Outcome::done: return "done";
+	case Outcome::deadlock: return "deadlock";
+	case Outcome::violation: return "violation";
+	case Outcome::livelock: return "livelock";
+	case Outcome::diverged: return "diverged";
+	}
+	return "?";
+}
+
+void register_tls_slot(TlsSlot s)
+{
+	tls_slots().push_back(s);
+}
+
+Scheduler *active()
+{
+	return tl_active;
+}
+
+struct Scheduler::Lock {
+	const void *obj;
+	const LockClass *cls;
+	int writer = -1;  // mutex/spinlock owner, rwsem writer, VMA write-locker
+	std::vector<int> readers;
+	int writers_waiting = 0;
+	const void *mm = nullptr;  // a write-locked VMA's mm
+};
+
+struct Scheduler::Task {
+	Scheduler *sched;
+	int id;
+	ExecContext ctx;
+	std::function<void()> body;
+	std::unique_ptr<Fiber> fiber;
+	enum class State : uint8_t { runnable, blocked, done } state = State::runnable;
+	const Lock *waiting = nullptr;
+	std::string wait_at;
+	std::vector<uint32_t> occ;  // decisions per label id
+	std::vector<const LockClass *> held;
+	std::vector<std::string> held_at;
+	std::vector<Lock *> vma_wlocks;
+	int rcu_depth = 0, atomic_depth = 0;
+	std::vector<void *> tls;
+};
+
+Scheduler::Scheduler(Strategy &s) : strategy_(&s) {}
+
+Scheduler::~Scheduler() = default;
+
+int Scheduler::spawn(std::function<void()> body, ExecContext ctx)
+{
+	auto t = std::make_unique<Task>();
+	t->sched = this;
+	t->id = int(tasks_.size());
+	t->ctx = ctx;
+	t->body = std::move(body);
+	tasks_.push_back(std::move(t));
+	return int(tasks_.size() - 1);
+}
+
+void Scheduler::save_tls(std::vector<void *> &out)
+{
+	const auto &slots = tls_slots();
+	out.resize(slots.size());
+	for (size_t i = 0; i < slots.size(); i++)
+		out[i] = slots[i].get();
+}
+
+void Scheduler::load_tls(const std::vector<void *> &in)
+{
+	const auto &slots = tls_slots();
+	for (size_t i = 0; i < slots.size() && i < in.size(); i++)
+		slots[i].set(in[i]);
+}
+
+void Scheduler::entry(void *arg)
+{
+	Task *t = static_cast<Task *>(arg);
+	Scheduler *s = t->sched;
+	if (!s->cancelling_) {
+		try {
+			t->body();
+		} catch (const Cancelled &) {
+		}
+	}
+	t->state = Task::State::done;
+	t->body = nullptr;  // what it captured dies on this stack's owner, not here
+	int next = -1;
+	if (!s->cancelling_) {
+		static const Label &exit_label = label_named("thread:exit");
+		try {
+			next = s->decide(exit_label, false);
+		} catch (const Cancelled &) {
+			next = -1;
+		}
+	}
+	s->save_tls(t->tls);
+	s->current_ = next;
+	Context *to = next < 0 ? Fiber::main() : s->tasks_[size_t(next)]->fiber->context();
+	s->load_tls(next < 0 ? s->main_tls_ : s->tasks_[size_t(next)]->tls);
+	if (next >= 0)
+		s->result_.switches++;
+	Fiber::exit_to(t->fiber->context(), to);
+}
+
+RunResult Scheduler::run()
+{
+	prev_active_ = tl_active;
+	tl_active = this;
+	result_ = RunResult{};
+	draining_ = cancelling_ = false;
+	locks_.clear();
+	strategy_->begin(int(tasks_.size()));
+	save_tls(main_tls_);
+	for (auto &t : tasks_) {
+		t->state = Task::State::runnable;
+		t->tls = main_tls_;
+		t->fiber = std::make_unique<Fiber>(&Scheduler::entry, t.get());
+	}
+	if (!tasks_.empty()) {
+		current_ = 0;
+		Fiber::switch_to(Fiber::main(), tasks_[0]->fiber->context());
+	}
+	// Back on the thread's stack: every task is done, or the run was cut
+	// short and the rest unwind now (Cancelled thrown at their points).
+	for (auto &t : tasks_) {
+		if (t->state == Task::State::done)
+			continue;
+		cancelling_ = true;
+		current_ = t->id;
+		load_tls(t->tls);
+		Fiber::switch_to(Fiber::main(), t->fiber->context());
+	}
+	current_ = -1;
+	load_tls(main_tls_);
+	if (result_.outcome == Outcome::done || result_.outcome == Outcome::violation) {
+		std::string d = strategy_->divergence();
+		if (!d.empty() && result_.outcome == Outcome::done) {
+			result_.outcome = Outcome::diverged;
+			result_.report = d;
+		}
+	}
+	tasks_.clear();
+	locks_.clear();
+	tl_active = prev_active_;
+	return std::move(result_);
+}
+
+// ---- decisions --------------------------------------------------------------
+
+int Scheduler::decide(const Label &label, bool current_runnable)
+{
+	if (cancelling_)
+		throw Cancelled{};
+	Task &cur = *tasks_[size_t(current_)];
+	if (cur.occ.size() <= label.id)
+		cur.occ.resize(label.id + 1);
+	uint32_t occ = ++cur.occ[label.id];
+	result_.decisions++;
+	result_.trace_hash = mix(result_.trace_hash, (uint64_t(current_) << 32) | label.id);
+	if (!draining_ && on_point) {
+		std::string v = on_point();
+		if (!v.empty())
+			violation("at T" + std::to_string(current_) + " " + label.name + "#" + std::to_string(occ) + ": " + v);
+	}
+	runnable_.clear();
+	bool blocked = false;
+	for (auto &t : tasks_) {
+		if (t->state == Task::State::runnable)
+			runnable_.push_back(t->id);
+		blocked |= t->state == Task::State::blocked;
+	}
+	if (runnable_.empty()) {
+		if (blocked)
+			abort_run(Outcome::deadlock, wait_for_graph());
+		return -1;
+	}
+	int def = current_runnable ? current_ : runnable_[0];
+	int pick = def;
+	if (runnable_.size() >= 2 && !draining_) {
+		Decision d{current_, current_runnable, label.id, occ, &runnable_, def, result_.steps};
+		result_.steps++;
+		pick = strategy_->pick(d);
+		if (!std::binary_search(runnable_.begin(), runnable_.end(), pick)) {
+			abort_run(Outcome::diverged, "replay diverged: at T" + std::to_string(current_) + " " + label.name + "#" +
+							     std::to_string(occ) + " the schedule switches to T" +
+							     std::to_string(pick) + ", which is not runnable");
+		}
+		if (pick != def)
+			result_.records.push_back(Record{current_, label.name, occ, pick});
+	}
+	if (result_.decisions > step_cap)
+		abort_run(Outcome::livelock, "no progress after " + std::to_string(step_cap) + " scheduling decisions");
+	return pick;
+}
+
+void Scheduler::switch_task(int to)
+{
+	int from = current_;
+	if (to == from)
+		return;
+	Task &f = *tasks_[size_t(from)];
+	Task &t = *tasks_[size_t(to)];
+	save_tls(f.tls);
+	current_ = to;
+	load_tls(t.tls);
+	result_.switches++;
+	Fiber::switch_to(f.fiber->context(), t.fiber->context());
+	if (cancelling_)
+		throw Cancelled{};
+}
+
+void Scheduler::abort_run(Outcome o, const std::string &report)
+{
+	if (result_.outcome == Outcome::done || (result_.outcome == Outcome::violation && o == Outcome::diverged)) {
+		result_.outcome = o;
+		result_.report = report;
+	}
+	cancelling_ = true;
+	throw Cancelled{};
+}
+
+void Scheduler::violation(const std::string &report)
+{
+	if (draining_)
+		return;
+	if (result_.outcome == Outcome::done) {
+		result_.outcome = Outcome::violation;
+		result_.report = report;
+	}
+	draining_ = true;  // the rest runs on the default policy, unchecked
+}
+
+std::string Scheduler::wait_for_graph() const
+{
+	std::string s = "deadlock: every task is blocked\n  wait-for graph:";
+	for (auto &t : tasks_) {
+		if (t->state != Task::State::blocked)
+			continue;
+		s += "\n    T" + std::to_string(t->id) + " waits at " + t->wait_at + " for " + t->waiting->cls->name;
+		std::vector<int> holders = t->waiting->readers;
+		if (t->waiting->writer >= 0)
+			holders.push_back(t->waiting->writer);
+		for (int h : holders) {
+			s += " held by T" + std::to_string(h);
+			const Task &ht = *tasks_[size_t(h)];
+			for (size_t i = 0; i < ht.held.size(); i++)
+				if (ht.held[i] == t->waiting->cls)
+					s += " (taken at " + ht.held_at[i] + ")";
+		}
+		if (holders.empty())
+			s += " (queued writer ahead)";
+	}
+	return s;
+}
+
+// ---- locks -----------------------------------------------------------------
+
+Scheduler::Lock &Scheduler::lock_of(const void *obj, const LockClass &cls)
+{
+	for (auto &l : locks_)
+		if (l->obj == obj && l->cls == &cls)
+			return *l;
+	locks_.push_back(std::make_unique<Lock>());
+	locks_.back()->obj = obj;
+	locks_.back()->cls = &cls;
+	return *locks_.back();
+}
+
+void Scheduler::block_until(const std::function<bool()> &ready, const void *obj, const LockClass &cls,
+			    const Label &label)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	while (!ready()) {
+		cur.state = Task::State::blocked;
+		cur.waiting = &lock_of(obj, cls);
+		cur.wait_at = label.name;
+		int next = decide(wait_label(label), false);
+		switch_task(next);
+	}
+	cur.waiting = nullptr;
+}
+
+void Scheduler::wake(const void *obj, const LockClass &cls)
+{
+	for (auto &t : tasks_)
+		if (t->state == Task::State::blocked && t->waiting && t->waiting->obj == obj && t->waiting->cls == &cls)
+			t->state = Task::State::runnable;
+}
+
+void Scheduler::held_push(const LockClass &cls, const Label &label, bool trylock, const LockClass *nest)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	if (!draining_) {
+		std::string r = lockdep_.acquire(current_, cls, cur.held, cur.held_at, label.name, trylock, nest, cur.ctx,
+						 cur.rcu_depth, cur.atomic_depth);
+		if (!r.empty())
+			violation("lockdep: " + r);
+	}
+	cur.held.push_back(&cls);
+	cur.held_at.push_back(label.name);
+}
+
+void Scheduler::held_pop(const LockClass &cls)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	for (size_t i = cur.held.size(); i-- > 0;)
+		if (cur.held[i] == &cls) {
+			cur.held.erase(cur.held.begin() + long(i));
+			cur.held_at.erase(cur.held_at.begin() + long(i));
+			return;
+		}
+	violation(std::string("lockdep: releasing ") + cls.name + ", which T" + std::to_string(current_) +
+		  " does not hold");
+}
+
+void Scheduler::point(const Label &label)
+{
+	int next = decide(label, true);
+	switch_task(next);
+}
+
+void Scheduler::mutex_lock(const void *obj, const LockClass &cls, const Label &label)
+{
+	point(label);
+	held_push(cls, label, false);
+	Lock &l = lock_of(obj, cls);
+	block_until([&] { return l.writer < 0; }, obj, cls, label);
+	l.writer = current_;
+}
+
+bool Scheduler::mutex_trylock(const void *obj, const LockClass &cls, const Label &label)
+{
+	point(label);
+	Lock &l = lock_of(obj, cls);
+	if (l.writer >= 0)
+		return false;
+	held_push(cls, label, true);
+	l.writer = current_;
+	return true;
+}
+
+void Scheduler::mutex_unlock(const void *obj, const LockClass &cls, const Label &label)
+{
+	Lock &l = lock_of(obj, cls);
+	if (l.writer != current_)
+		violation(std::string("lockdep: ") + cls.name + " unlocked at " + label.name + " by a task not holding it");
+	l.writer = -1;
+	held_pop(cls);
+	wake(obj, cls);
+	point(label);
+}
+
+void Scheduler::down_read(const void *obj, const LockClass &cls, const Label &label)
+{
+	point(label);
+	held_push(cls, label, false);
+	Lock &l = lock_of(obj, cls);
+	// A queued writer blocks new readers (rwsem reads are not recursive).
+	block_until([&] { return l.writer < 0 && l.writers_waiting == 0; }, obj, cls, label);
+	l.readers.push_back(current_);
+}
+
+bool Scheduler::down_read_trylock(const void *obj, const LockClass &cls, const Label &label)
+{
+	point(label);
+	Lock &l = lock_of(obj, cls);
+	if (l.writer >= 0 || l.writers_waiting)
+		return false;
+	held_push(cls, label, true);
+	l.readers.push_back(current_);
+	return true;
+}
+
+void Scheduler::up_read(const void *obj, const LockClass &cls, const Label &label)
+{
+	Lock &l = lock_of(obj, cls);
+	auto it = std::find(l.readers.begin(), l.readers.end(), current_);
+	if (it == l.readers.end())
+		violation(std::string("lockdep: ") + cls.name + " read-unlocked at " + label.name + " without a read lock");
+	else
+		l.readers.erase(it);
+	held_pop(cls);
+	wake(obj, cls);
+	point(label);
+}
+
+void Scheduler::down_write(const void *obj, const LockClass &cls, const Label &label, const LockClass *nest)
+{
+	point(label);
+	held_push(cls, label, false, nest);
+	Lock &l = lock_of(obj, cls);
+	auto ready = [&] { return l.writer < 0 && l.readers.empty(); };
+	if (!ready()) {
+		l.writers_waiting++;
+		block_until(ready, obj, cls, label);
+		l.writers_waiting--;
+	}
+	l.writer = current_;
+}
+
+void Scheduler::up_write(const void *obj, const LockClass &cls, const Label &label)
+{
+	Lock &l = lock_of(obj, cls);
+	if (l.writer != current_)
+		violation(std::string("lockdep: ") + cls.name + " write-unlocked at " + label.name + " by a non-owner");
+	l.writer = -1;
+	held_pop(cls);
+	wake(obj, cls);
+	point(label);
+}
+
+void Scheduler::downgrade_write(const void *obj, const LockClass &cls, const Label &label)
+{
+	Lock &l = lock_of(obj, cls);
+	if (l.writer != current_)
+		violation(std::string("lockdep: ") + cls.name + " downgraded at " + label.name + " by a non-owner");
+	l.writer = -1;
+	l.readers.push_back(current_);
+	wake(obj, cls);
+	point(label);
+}
+
+void Scheduler::spin_lock(const void *obj, const LockClass &cls, const Label &label)
+{
+	point(label);
+	held_push(cls, label, false);
+	Lock &l = lock_of(obj, cls);
+	block_until([&] { return l.writer < 0; }, obj, cls, label);
+	l.writer = current_;
+	tasks_[size_t(current_)]->atomic_depth++;
+}
+
+void Scheduler::spin_unlock(const void *obj, const LockClass &cls, const Label &label)
+{
+	Lock &l = lock_of(obj, cls);
+	if (l.writer != current_)
+		violation(std::string("lockdep: ") + cls.name + " unlocked at " + label.name + " by a non-owner");
+	l.writer = -1;
+	tasks_[size_t(current_)]->atomic_depth--;
+	held_pop(cls);
+	wake(obj, cls);
+	point(label);
+}
+
+void Scheduler::rcu_read_lock(const Label &label)
+{
+	static const LockClass rcu{"rcu_read_lock", LockKind::rcu, true};
+	point(label);
+	held_push(rcu, label, false);
+	tasks_[size_t(current_)]->rcu_depth++;
+}
+
+void Scheduler::rcu_read_unlock(const Label &label)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	cur.rcu_depth--;
+	for (size_t i = cur.held.size(); i-- > 0;)
+		if (cur.held[i]->kind == LockKind::rcu) {
+			cur.held.erase(cur.held.begin() + long(i));
+			cur.held_at.erase(cur.held_at.begin() + long(i));
+			break;
+		}
+	point(label);
+}
+
+void Scheduler::might_sleep(const Label &label)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	if (draining_)
+		return;
+	std::string r = lockdep_.might_sleep(label.name, cur.rcu_depth, cur.atomic_depth);
+	if (!r.empty())
+		violation("lockdep: " + r);
+}
+
+void Scheduler::assert_held(const void *obj, const LockClass &cls, bool write, const Label &label)
+{
+	Lock &l = lock_of(obj, cls);
+	bool ok = l.writer == current_ ||
+		  (!write && std::find(l.readers.begin(), l.readers.end(), current_) != l.readers.end());
+	if (!ok)
+		violation(std::string("lockdep: ") + cls.name + (write ? " not write-held" : " not held") + " at " +
+			  label.name);
+}
+
+void Scheduler::vma_start_write(const void *vma, const void *mm, const LockClass &vm_lock,
+				const LockClass &mmap_lock, const Label &label)
+{
+	assert_held(mm, mmap_lock, true, label);
+	Lock &l = lock_of(vma, vm_lock);
+	if (l.writer == current_ && l.mm == mm)
+		return;  // __is_vma_write_locked: already locked in this mmap_lock section
+	point(label);
+	// down_write(&vma->vm_lock->lock); up_write(): an acquire for lockdep,
+	// nested in mmap_lock (no mmap_lock -> vm_lock edge), then released.
+	held_push(vm_lock, label, false, &mmap_lock);
+	held_pop(vm_lock);
+	block_until([&] { return l.readers.empty(); }, vma, vm_lock, label);
+	l.writer = current_;
+	l.mm = mm;
+	tasks_[size_t(current_)]->vma_wlocks.push_back(&l);
+}
+
+bool Scheduler::vma_start_read(const void *vma, const LockClass &cls, const Label &label)
+{
+	Lock &l = lock_of(vma, cls);
+	if (l.writer >= 0)
+		return false;  // vm_lock_seq == mm_lock_seq: write-locked, fall back to mmap_lock
+	held_push(cls, label, true);
+	l.readers.push_back(current_);
+	point(label);  // after the lock: the VMA cannot go away under us now
+	return true;
+}
+
+void Scheduler::vma_end_read(const void *vma, const LockClass &cls, const Label &label)
+{
+	up_read(vma, cls, label);
+}
+
+void Scheduler::vma_end_write_all(const void *mm, const LockClass &vm_lock)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	for (Lock *l : cur.vma_wlocks)
+		if (l->mm == mm && l->writer == current_) {
+			l->writer = -1;
+			l->mm = nullptr;
+			wake(l->obj, vm_lock);
+		}
+	std::erase_if(cur.vma_wlocks, [&](Lock *l) { return l->writer != current_; });
+}
+
+}  // namespace fl::sched

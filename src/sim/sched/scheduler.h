@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The deterministic cooperative scheduler. Simulated tasks are fibers on the
+// calling thread, exactly one running at a time; control changes hands only
+// at scheduling points (inside the kernel-style lock shims,
+// src/kernel/include/locking.h) and when a task blocks or exits. At each such
+// decision a Strategy picks the next task; every pick that differs from the
+// default policy (keep running; when the current task cannot, the lowest
+// runnable id) is recorded as a label-anchored Record, so a run replays from
+// its records alone.
+//
+// Nothing here knows the machine: the port reaches the scheduler through the
+// shim functions below (a no-op when no scheduler is active), and thread-local
+// kernel globals are carried across switches by the TLS slots that each arch
+// registers (register_tls_slot).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/sched/fiber.h"
+#include "sim/sched/label.h"
+#include "sim/sched/lockdep.h"
+
+namespace fl::sched {
+
+// "at T0 finish_fault:pte_offset_map_lock#1 switch T1": when task `task`
+// reaches the `occurrence`-th (1-based) decision at `label`, run `target`.
+struct Record {
+	int task = 0;
+	std::string label;
+	uint32_t occurrence = 1;
+	int target = 0;
+	bool operator==(const Record &) const = default;
+};
+
+// What a strategy sees at a decision.
+struct Decision {
+	int current;                  // the task that reached the point
+	bool current_runnable;        // false when it blocked or exited
+	uint32_t label;               // Label::id
+	uint32_t occurrence;          // of (current, label), 1-based
+	const std::vector<int> *runnable;  // sorted ids, non-empty
+	int default_choice;
+	uint64_t step;                // decisions with >= 2 runnable tasks so far
+};
+
+class Strategy {
+public:
+	virtual ~Strategy() = default;
+	virtual void begin(int ntasks) { (void)ntasks; }
+	virtual int pick(const Decision &) = 0;
+	// Replay: the records were not all consumed, or one did not fit.
+	virtual std::string divergence() const { return {}; }
+};
+
+enum class Outcome : uint8_t { done, deadlock, violation, livelock, diverged };
+const char *to_string(Outcome);
+
+struct RunResult {
+	Outcome outcome = Outcome::done;
+	std::string report;           // the deadlock wait-for graph, the lock report, ...
+	std::vector<Record> records;  // the non-default picks, in order
+	uint64_t decisions = 0, steps = 0, switches = 0;
+	uint64_t trace_hash = 0;      // over (task, label) of every decision
+};
+
+// Carries one thread-local across fiber switches (the port's kg/kcfg/current).
+struct TlsSlot {
+	void *(*get)();
+	void (*set)(void *);
+};
+void register_tls_slot(TlsSlot);
+
+class Scheduler {
+public:
+	explicit Scheduler(Strategy &);
+	~Scheduler();
+	// The strategy for the next run() (the lockdep graph carries over).
+	void set_strategy(Strategy &s) { strategy_ = &s; }
+	Outcome outcome_so_far() const { return result_.outcome; }
+	const std::string &report_so_far() const { return result_.report; }
+
+	// Adds a task; ids are 0, 1, ... in order. Tasks persist across run()s
+	// only in their lockdep state (the graph is per Scheduler).
+	int spawn(std::function<void()> body, ExecContext ctx = ExecContext::task);
+	// Runs the spawned tasks to completion (or to a deadlock, a violation,
+	// the step cap, a divergence); tears every fiber down before returning.
+	RunResult run();
+
+	// Called at every decision (on the running fiber): ghost invariants.
+	// A non-empty return is a violation.
+	std::function<std::string()> on_point;
+	uint64_t step_cap = 200000;
+
+	// ---- the shim's interface (current task, on its fiber) ----
+	void point(const Label &);
+	void mutex_lock(const void *obj, const LockClass &, const Label &);
+	bool mutex_trylock(const void *obj, const LockClass &, const Label &);
+	void mutex_unlock(const void *obj, const LockClass &, const Label &);
+	void down_read(const void *obj, const LockClass &, const Label &);
+	bool down_read_trylock(const void *obj, const LockClass &, const Label &);
+	void up_read(const void *obj, const LockClass &, const Label &);
+	void down_write(const void *obj, const LockClass &, const Label &, const LockClass *nest = nullptr);
+	void up_write(const void *obj, const LockClass &, const Label &);
+	void downgrade_write(const void *obj, const LockClass &, const Label &);
+	void spin_lock(const void *obj, const LockClass &, const Label &);
+	void spin_unlock(const void *obj, const LockClass &, const Label &);
+	void rcu_read_lock(const Label &);
+	void rcu_read_unlock(const Label &);
+	void might_sleep(const Label &);
+	// lockdep_assert_held / mmap_assert_write_locked: a violation if not.
+	void assert_held(const void *obj, const LockClass &, bool write, const Label &);
+	// The per-VMA write lock: held from vma_start_write until the owner mm's
+	// mmap_write_unlock (vma_end_write_all). `mm`: the VMA's mm.
+	void vma_start_write(const void *vma, const void *mm, const LockClass &vm_lock, const LockClass &mmap_lock,
+			     const Label &);
+	bool vma_start_read(const void *vma, const LockClass &, const Label &);  // trylock
+	void vma_end_read(const void *vma, const LockClass &, const Label &);
+	void vma_end_write_all(const void *mm, const LockClass &vm_lock);
+	// Reports a violation found by the port or a checker; the run drains.
+	void violation(const std::string &report);
+
+	int current_task() const { return current_; }
+	bool draining() const { return draining_; }
+
+private:
+	struct Task;
+	struct Lock;
+	struct Cancelled {};
+	static void entry(void *arg);
+
+	Lock &lock_of(const void *obj, const LockClass &);
+	void block_until(const std::function<bool()> &ready, const void *obj, const LockClass &, const Label &);
+	void wake(const void *obj, const LockClass &);
+	void held_push(const LockClass &, const Label &, bool trylock, const LockClass *nest = nullptr);
+	void held_pop(const LockClass &);
+	int decide(const Label &, bool current_runnable);
+	void switch_task(int to);
+	void abort_run(Outcome, const std::string &report);
+	std::string wait_for_graph() const;
+	void save_tls(std::vector<void *> &);
+	void load_tls(const std::vector<void *> &);
+
+	Strategy *strategy_;
+	Lockdep lockdep_;
+	std::vector<std::unique_ptr<Task>> tasks_;
+	std::vector<std::unique_ptr<Lock>> locks_;
+	std::vector<int> runnable_;  // scratch
+	std::vector<void *> main_tls_;
+	int current_ = -1;
+	bool draining_ = false, cancelling_ = false;
+	RunResult result_;
+	Scheduler *prev_active_ = nullptr;
+};
+
+// The scheduler of the running execution on this thread, or nullptr: then
+// every shim is a no-op and the port runs sequentially as before.
+Scheduler *active();
+
+}  // namespace fl::sched

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "sim/sched/strategy.h"
+
+#include <algorithm>
+
+namespace fl::sched {
+
+int RandomWalk::pick(const Decision &d)
+{
+	const auto &r = *d.runnable;
+	return r[size_t(rng_() % r.size())];
+}
+
+void Pct::begin(int ntasks)
+{
+	// Priorities d .. d+n-1 in random order; change points lower a task to
+	// 1 .. d-1, below every initial priority.
+	prio_.resize(size_t(ntasks));
+	for (int i = 0; i < ntasks; i++)
+		prio_[size_t(i)] = depth_ + i;
+	std::shuffle(prio_.begin(), prio_.end(), rng_);
+	change_at_.clear();
+	for (int i = 0; i + 1 < depth_; i++)
+		change_at_.push_back(rng_() % k_);
+	std::sort(change_at_.begin(), change_at_.end());
+	next_change_ = 0;
+}
+
+int Pct::pick(const Decision &d)
+{
+	while (next_change_ < change_at_.size() && change_at_[next_change_] <= d.step) {
+		// The (next_change_+1)-th change point: the running task drops to
+		// priority d-1-i, below all initial ones and earlier drops.
+		if (d.current_runnable)
+			prio_[size_t(d.current)] = depth_ - 1 - int(next_change_);
+		next_change_++;
+	}
+	int best = (*d.runnable)[0];
+	for (int t : *d.runnable)
+		if (prio_[size_t(t)] > prio_[size_t(best)])
+			best = t;
+	return best;
+}
+
+int Forced::pick(const Decision &d)
+{
+	seen_.push_back(Seen{d.step, d.current, d.current_runnable, *d.runnable, d.default_choice});
+	auto it = picks_.find(d.step);
+	return it == picks_.end() ? d.default_choice : it->second;
+}
+
+void ByteSchedule::begin(int ntasks)
+{
+	ntasks_ = ntasks > 0 ? ntasks : 1;
+	next_ = 0;
+	due_ = picks_.empty() ? 0 : picks_[0].first;
+}
+
+int ByteSchedule::pick(const Decision &d)
+{
+	if (next_ >= picks_.size() || d.step < due_)
+		return d.default_choice;
+	int want = picks_[next_].second % ntasks_;
+	next_++;
+	if (next_ < picks_.size())
+		due_ = d.step + 1 + picks_[next_].first;
+	// the first runnable id at or above want, wrapping
+	for (int t : *d.runnable)
+		if (t >= want)
+			return t;
+	return (*d.runnable)[0];
+}
+
+void Replay::begin(int ntasks)
+{
+	(void)ntasks;
+	label_ids_.clear();
+	for (const Record &r : records_)
+		label_ids_.push_back(label_named(r.label).id);
+	next_ = 0;
+	diverged_.clear();
+}
+
+static std::string describe(const Record &r)
+{
+	return "at T" + std::to_string(r.task) + " " + r.label + "#" + std::to_string(r.occurrence) + " switch T" +
+	       std::to_string(r.target);
+}
+
+int Replay::pick(const Decision &d)
+{
+	if (next_ >= records_.size())
+		return d.default_choice;
+	const Record &r = records_[next_];
+	if (r.task == d.current && label_ids_[next_] == d.label) {
+		if (r.occurrence == d.occurrence) {
+			next_++;
+			return r.target;
+		}
+		if (d.occurrence > r.occurrence && diverged_.empty())
+			diverged_ = "replay diverged: record " + std::to_string(next_ + 1) + " (" + describe(r) +
+				    ") was passed without being taken";
+	}
+	return d.default_choice;
+}
+
+std::string Replay::divergence() const
+{
+	if (!diverged_.empty())
+		return diverged_;
+	if (next_ < records_.size())
+		return "replay diverged: record " + std::to_string(next_ + 1) + " (" + describe(records_[next_]) +
+		       ") was never reached";
+	return {};
+}
+
+}  // namespace fl::sched

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Scheduling strategies. Each sees only decisions with >= 2 runnable tasks.
+//  DefaultStrategy  - no preemption: keep running; when blocked, lowest id
+//  RandomWalk       - uniform among the runnable tasks (seeded)
+//  Pct              - PCT (Burckhardt et al., ASPLOS'10): random distinct
+//                     priorities, d-1 priority-change points in [1, k]
+//  Forced           - given picks at given steps, default elsewhere; logs
+//                     what it saw so bounded search can branch (explorer)
+//  Replay           - label-anchored records; a record that does not fit
+//                     or is never reached is a divergence
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "sim/sched/scheduler.h"
+
+namespace fl::sched {
+
+class DefaultStrategy final : public Strategy {
+public:
+	int pick(const Decision &d) override { return d.default_choice; }
+};
+
+class RandomWalk final : public Strategy {
+public:
+	explicit RandomWalk(uint64_t seed) : rng_(seed) {}
+	int pick(const Decision &d) override;
+
+private:
+	std::mt19937_64 rng_;
+};
+
+class Pct final : public Strategy {
+public:
+	// depth d >= 1; k: the expected number of steps (learned by the caller
+	// as the running maximum and passed in through set_k).
+	Pct(uint64_t seed, int depth, uint64_t k) : rng_(seed), depth_(depth), k_(k ? k : 1) {}
+	void set_k(uint64_t k) { k_ = k ? k : 1; }
+	void begin(int ntasks) override;
+	int pick(const Decision &d) override;
+
+private:
+	std::mt19937_64 rng_;
+	int depth_;
+	uint64_t k_;
+	std::vector<int> prio_;             // per task; higher runs
+	std::vector<uint64_t> change_at_;   // sorted steps
+	size_t next_change_ = 0;
+};
+
+class Forced final : public Strategy {
+public:
+	struct Seen {
+		uint64_t step;
+		int current;
+		bool current_runnable;
+		std::vector<int> runnable;
+		int default_choice;
+	};
+	explicit Forced(std::map<uint64_t, int> picks) : picks_(std::move(picks)) {}
+	int pick(const Decision &d) override;
+	const std::vector<Seen> &seen() const { return seen_; }
+
+private:
+	std::map<uint64_t, int> picks_;
+	std::vector<Seen> seen_;
+};
+
+// The fuzzers' schedule: (delta, target) pairs decoded from bytes. After
+// `delta` more counted steps, switch to task target % ntasks (or the next
+// runnable id above it). Every byte string is a valid schedule.
+class ByteSchedule final : public Strategy {
+public:
+	explicit ByteSchedule(std::vector<std::pair<uint32_t, uint8_t>> picks) : picks_(std::move(picks)) {}
+	void begin(int ntasks) override;
+	int pick(const Decision &d) override;
+
+private:
+	std::vector<std::pair<uint32_t, uint8_t>> picks_;
+	size_t next_ = 0;
+	uint64_t due_ = 0;
+	int ntasks_ = 1;
+};
+
+class Replay final : public Strategy {
+public:
+	explicit Replay(std::vector<Record> records) : records_(std::move(records)) {}
+	void begin(int ntasks) override;
+	int pick(const Decision &d) override;
+	std::string divergence() const override;
+
+private:
+	std::vector<Record> records_;
+	std::vector<uint32_t> label_ids_;
+	size_t next_ = 0;
+	std::string diverged_;
+};
+
+}  // namespace fl::sched

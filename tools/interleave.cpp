@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// faultline interleave: the interleaving explorer alone. Explores schedules
+// of Programs with a concurrent group (thread= ops), or replays the schedule
+// a Program carries (--replay), on every configuration it allows.
+#include "interleave.h"
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+#include "check/interleave/explore.h"
+#include "check/program_text.h"
+#include "options.h"
+#include "sim/sched/fiber.h"
+#include "sim/sched/strategy.h"
+
+namespace fl::cli {
+
+namespace {
+
+struct Values {
+	interleave::ExploreOptions explore;
+	std::optional<Historic> historic;
+	std::string out_dir;
+	bool seed_given = false;
+};
+
+uint64_t number(const std::string &flag, const std::string &v)
+{
+	try {
+		size_t used = 0;
+		unsigned long long n = std::stoull(v, &used, 0);
+		if (used == v.size())
+			return n;
+	} catch (const std::exception &) {
+	}
+	throw UsageError("bad number for " + flag + ": '" + v + "'");
+}
+
+// Takes the value options out of args; the rest goes to parse_options.
+std::vector<std::string> take_values(const std::vector<std::string> &args, Values *v)
+{
+	std::vector<std::string> rest;
+	for (size_t i = 0; i < args.size(); i++) {
+		const std::string &a = args[i];
+		auto value = [&]() -> std::string {
+			if (i + 1 >= args.size())
+				throw UsageError("missing value for " + a);
+			return args[++i];
+		};
+		if (a == "--strategy") {
+			std::string s = value();
+			auto k = interleave::parse_strategy(s);
+			if (!k)
+				throw UsageError("bad strategy '" + s + "' (portfolio, default, bounded, pct, random)");
+			v->explore.kind = *k;
+		} else if (a == "--seed") {
+			v->explore.seed = number(a, value());
+			v->seed_given = true;
+		} else if (a == "--depth") {
+			v->explore.pct_depth = int(number(a, value()));
+			if (v->explore.pct_depth < 1 || v->explore.pct_depth > 16)
+				throw UsageError("--depth must be 1..16");
+		} else if (a == "--deviations") {
+			v->explore.max_deviations = int(number(a, value()));
+		} else if (a == "--seconds") {
+			try {
+				v->explore.seconds = std::stod(value());
+			} catch (const std::exception &) {
+				throw UsageError("bad number for --seconds");
+			}
+		} else if (a == "--schedules") {
+			v->explore.max_schedules = number(a, value());
+		} else if (a == "--historic") {
+			std::string s = value();
+			v->historic = parse_historic(s);
+			if (!v->historic)
+				throw UsageError("bad historic '" + s + "' (none, toctou_2021, freeze_mutex_2025, finish_fault_put)");
+		} else if (a == "--out") {
+			v->out_dir = value();
+		} else {
+			rest.push_back(a);
+		}
+	}
+	return rest;
+}
+
+std::vector<Config> configs_of(const Program &p, const Options &o, const Values &v)
+{
+	std::vector<Config> out;
+	for (Config c : p.configs().expand()) {
+		if (v.historic)
+			c.historic = *v.historic;
+		ConfigFilter f = o.filter;
+		f.historics = {c.historic};
+		if (f.matches(c))
+			out.push_back(c);
+	}
+	return out;
+}
+
+Invariant expected(const Program &p, const Config &c)
+{
+	// An expect condition names no historic level: it applies to the
+	// level the header (or --historic) selects.
+	Config m = c;
+	m.historic = Historic::none;
+	for (const Expectation &e : p.expects)
+		if (e.when.matches(m))
+			return e.violation;
+	return Invariant::none;
+}
+
+int replay_one(const std::string &file, const Program &p, const Config &c, bool check_expect, bool quiet)
+{
+	sched::Replay rep(interleave::records_of(p));
+	interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep);
+	const bool diverged = o.sched.outcome == sched::Outcome::diverged;
+	if (!quiet || diverged)
+		std::printf("%s %s: %s\n", file.c_str(), c.name().c_str(), o.verdict().c_str());
+	if (diverged) {
+		std::fprintf(stderr, "faultline: %s: %s: the schedule diverged: %s\n", file.c_str(), c.name().c_str(),
+			     o.sched.report.c_str());
+		return 1;
+	}
+	if (check_expect) {
+		Invariant want = expected(p, c);
+		if (o.violation.what != want) {
+			std::printf("%s %s: expected %s, got %s\n", file.c_str(), c.name().c_str(),
+				    want == Invariant::none ? "ok" : to_string(want), o.verdict().c_str());
+			return 1;
+		}
+		return 0;
+	}
+	return o.finding() ? 1 : 0;
+}
+
+int explore_one(const std::string &file, const Program &p, const Config &c, const Values &v, bool quiet)
+{
+	interleave::ExploreReport r = interleave::explore(p, c, v.explore);
+	std::printf("%s %s: %s, %llu schedules (bounded %llu%s, pct %llu, random %llu), %.2f s, %.0f schedules/s, "
+		    "max %llu steps: %s\n",
+		    file.c_str(), c.name().c_str(), to_string(v.explore.kind), (unsigned long long)r.schedules,
+		    (unsigned long long)r.bounded, r.bounded_exhausted ? " exhausted" : "", (unsigned long long)r.pct,
+		    (unsigned long long)r.random, r.seconds, r.seconds > 0 ? double(r.schedules) / r.seconds : 0.0,
+		    (unsigned long long)r.max_steps, r.finding ? "FINDING" : "no finding");
+	if (!r.finding)
+		return 0;
+	const interleave::Finding &f = *r.finding;
+	std::string text = format_program(f.program);
+	std::printf("  found by %s at schedule %llu after %.3f s: %s\n", f.strategy.c_str(),
+		    (unsigned long long)f.schedule, f.seconds, f.outcome.verdict().c_str());
+	if (!quiet)
+		std::printf("%s", text.c_str());
+	if (!v.out_dir.empty()) {
+		std::string name = v.out_dir + "/interleave-" + to_string(f.outcome.violation.what) + "-" +
+				   std::to_string(f.outcome.sched.trace_hash % 100000000) + ".fl";
+		std::ofstream(name) << "# found by faultline interleave (" << f.strategy << ") from " << file << "\n"
+				    << text;
+		std::printf("  written to %s\n", name.c_str());
+	}
+	if (!f.replay_error.empty()) {
+		std::fprintf(stderr, "faultline: %s: %s\n", file.c_str(), f.replay_error.c_str());
+		return 3;
+	}
+	return 1;
+}
+
+}  // namespace
+
+int interleave_main(const std::vector<std::string> &args)
+{
+	Values v;
+	Options o = parse_options(take_values(args, &v), {"--replay", "--check-expect", "--quiet", "--keep-going"});
+	if (o.files.empty())
+		throw UsageError("interleave: no Program files");
+	v.explore.stop_at_first = !o.has("--keep-going");
+	const bool replay = o.has("--replay") || o.has("--check-expect");
+	if (!replay && !o.has("--quiet"))
+		std::printf("fibers: %s; seed %llu\n", sched::fiber_backend(), (unsigned long long)v.explore.seed);
+	int rc = 0;
+	for (const std::string &file : o.files) {
+		Program p = load_program(file);
+		std::string err;
+		interleave::find_group(p, &err);
+		if (!err.empty())
+			throw UsageError(file + ": " + err);
+		std::vector<Config> cs = configs_of(p, o, v);
+		if (cs.empty())
+			throw UsageError(file + ": no configuration left after the filters");
+		for (const Config &c : cs) {
+			int r = replay ? replay_one(file, p, c, o.has("--check-expect"), o.has("--quiet"))
+				       : explore_one(file, p, c, v, o.has("--quiet"));
+			rc = std::max(rc, r);
+		}
+	}
+	return rc == 3 ? 1 : rc;
+}
+
+}  // namespace fl::cli

@@ -18,6 +18,8 @@ std::string Config::name() const
 	s += '/';
 	s += to_string(door);
 	s += bypass_spec_v1 ? "/bypass" : "/mask";
+	if (arena != ArenaFix::fixed)
+		s += std::string("/arena-") + to_string(arena);
 	return s;
 }
 
@@ -49,6 +51,24 @@ const char *to_string(Door d)
 	case Door::direct: return "direct";
 	}
 	return "?";
+}
+
+const char *to_string(ArenaFix f)
+{
+	switch (f) {
+	case ArenaFix::fixed: return "fixed";
+	case ArenaFix::fork_uaf: return "fork_uaf";
+	case ArenaFix::mremap_uaf: return "mremap_uaf";
+	}
+	return "?";
+}
+
+std::optional<ArenaFix> parse_arena_fix(const std::string &s)
+{
+	for (ArenaFix f : kArenaFixes)
+		if (s == to_string(f))
+			return f;
+	return std::nullopt;
 }
 
 std::optional<Arch> parse_arch(const std::string &s)
@@ -109,7 +129,8 @@ std::vector<Config> ConfigFilter::expand() const
 			for (unsigned s : page_shifts)
 				for (Door d : doors)
 					for (bool b : spec_v1)
-						out.push_back(Config{a, p, s, d, b});
+						for (ArenaFix f : arena)
+							out.push_back(Config{a, p, s, d, b, f});
 	return out;
 }
 
@@ -119,7 +140,8 @@ bool ConfigFilter::matches(const Config &c) const
 		return std::find(v.begin(), v.end(), x) != v.end();
 	};
 	return in(arches, c.arch) && in(patches, c.patch) && in(page_shifts, c.page_shift) &&
-	       in(doors, c.door) && in(spec_v1, c.bypass_spec_v1);
+	       in(doors, c.door) && in(spec_v1, c.bypass_spec_v1) &&
+	       in(arena, c.arena);
 }
 
 }  // namespace fl

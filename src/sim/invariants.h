@@ -18,6 +18,7 @@ enum class Invariant : uint8_t {
 	coherent,         // a user load returns what the kernel's view holds at that offset
 	pte_outside_vma,  // no PTE outside a VMA
 	freeze_iff,       // BPF_MAP_FREEZE succeeds iff nothing writable is live
+	use_after_free,   // (KASAN) the port touched a freed VMA or arena vma_list entry
 };
 
 const char *to_string(Invariant);

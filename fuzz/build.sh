@@ -8,7 +8,10 @@
 #                     e.g. "program:v1/arch32/4k/direct bounds:v2/arch64")
 #
 # One binary per configuration: program-<patch>-arch<NN>-<door> (page 4k,
-# spec mask) and bounds-<patch>-arch<NN> (door/page/spec come from the input).
+# spec mask) and bounds-<patch>-arch<NN> (door/page/spec come from the input);
+# arena-pre-arch64-anon-<arena level> and buddy-<libarena level> (issue 14),
+# built only when named in FL_FUZZ_TARGETS ("arena:pre/arch64/4k/anon/mask/fork_uaf",
+# "buddy:ret_overwrite").
 set -euo pipefail
 SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
 : "${CXX:=clang++-14}"
@@ -44,7 +47,7 @@ export CXX CXXFLAGS SRC_DIR
 			echo "$SRC_DIR/$f $WORK/k${bits}_$(echo "$f" | tr / _).o -DFL_BITS=$bits -I$SRC_DIR/src/kernel/include"
 		done
 	done
-	for f in $(cd "$SRC_DIR" && ls src/sim/*.cpp src/check/*.cpp src/sim/sched/*.cpp); do
+	for f in $(cd "$SRC_DIR" && ls src/sim/*.cpp src/check/*.cpp src/sim/sched/*.cpp src/libarena/*.cpp); do
 		echo "$SRC_DIR/$f $WORK/$(echo "$f" | tr / _).o"
 	done
 } | xargs -P "$JOBS" -L 1 bash -c 'compile "$@"' _
@@ -57,8 +60,9 @@ fi
 
 link_target() {  # link_target TARGET CONFIG
 	local target=$1 config=$2 name
-	IFS=/ read -r patch arch page door spec <<<"$config"
-	name="$target-$patch-$arch${door:+-$door}"
+	IFS=/ read -r patch arch page door spec level <<<"$config"
+	name="$target-$patch-$arch${door:+-$door}${level:+-$level}"
+	[ "$target" = buddy ] && name="buddy-$config"  # config = the libarena level
 	if [ -z "$(find "$WORK/libfaultline.a" "$SRC_DIR/fuzz" "$SRC_DIR/src" -newer "$OUT/$name" -print -quit 2>/dev/null)" ] &&
 		[ -x "$OUT/$name" ]; then
 		echo "$OUT/$name (up to date)"

@@ -17,7 +17,7 @@
 
 namespace fl::fuzz {
 
-// Parses "v2/arch32[/4k[/direct[/mask]]]"; missing parts take defaults
+// Parses "v2/arch32[/4k[/direct[/mask[/fork_uaf]]]]"; missing parts take defaults
 // (4k, anon, mask). Exits on a bad string: the binary was built wrong.
 inline Config parse_config(const std::string &s)
 {
@@ -33,6 +33,7 @@ inline Config parse_config(const std::string &s)
 		case 2: if (auto v = parse_page_shift(part)) c.page_shift = *v; else ok = false; break;
 		case 3: if (auto v = parse_door(part)) c.door = *v; else ok = false; break;
 		case 4: if (part == "mask" || part == "bypass") c.bypass_spec_v1 = part == "bypass"; else ok = false; break;
+		case 5: if (auto v = parse_arena_fix(part)) c.arena = *v; else ok = false; break;  // arena targets
 		default: ok = false;
 		}
 	}

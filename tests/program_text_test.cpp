@@ -97,6 +97,9 @@ lookup idx=4096
 freeze
 close proc=63
 smaps D+1p
+arena_alloc len=1p at=A+1p as=E
+arena_free E len=2p
+arena_reserve A+3p len=1p
 expect violation foreign_page if patch=v1 arch=32 door=regular,direct
 expect difference if page=64k,4k spec_v1=mask
 expect ok
@@ -105,7 +108,7 @@ expect ok
 TEST(ProgramText, EveryOpRoundTrips)
 {
 	Program p = parse_ok(kEveryOp);
-	ASSERT_EQ(p.ops.size(), 28u);
+	ASSERT_EQ(p.ops.size(), 31u);
 	bool seen[kOpKinds] = {};
 	for (const Op &op : p.ops)
 		seen[int(op.kind)] = true;
@@ -134,7 +137,7 @@ TEST(ProgramText, HeaderAndMap)
 TEST(ProgramText, OpArguments)
 {
 	Program p = parse_ok(kEveryOp);
-	EXPECT_EQ(p.labels, (std::vector<std::string>{"R", "A", "B", "C", "D"}));
+	EXPECT_EQ(p.labels, (std::vector<std::string>{"R", "A", "B", "C", "D", "E"}));
 
 	const Op &mmap = p.ops[1];
 	EXPECT_EQ(mmap.kind, OpKind::mmap);
@@ -433,7 +436,7 @@ TEST(ProgramText, ConfigNames)
 	EXPECT_EQ(page_size_name(14), "16k");
 	for (Invariant i : {Invariant::none, Invariant::write_active, Invariant::page_refcount,
 			    Invariant::page_identity, Invariant::foreign_page, Invariant::coherent,
-			    Invariant::pte_outside_vma, Invariant::freeze_iff})
+			    Invariant::pte_outside_vma, Invariant::freeze_iff, Invariant::use_after_free})
 		EXPECT_EQ(parse_invariant(to_string(i)), i);
 	for (int k = 0; k < kOpKinds; k++)
 		EXPECT_EQ(parse_op_kind(to_string(OpKind(k))), OpKind(k));

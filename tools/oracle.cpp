@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// faultline oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]
+// faultline oracle [--count N] [--seed S] [--arena] [--allow-skip] [--verbose] [FILE...]
 //
 // Every FILE, then N random Programs (the fuzzers' decoder on bytes from a
 // seeded PRNG), run on the host kernel and on the port at the host's
@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 
+#include "check/arena_program_binary.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
 #include "options.h"
@@ -41,6 +42,7 @@ struct Args {
 	uint64_t count = 0;
 	std::optional<uint64_t> seed;
 	bool allow_skip = false, verbose = false;
+	bool arena = false;  // random Programs on a BPF arena map (src/check/arena_program_binary.h)
 	std::vector<std::string> files;
 };
 
@@ -61,6 +63,8 @@ Args parse(const std::vector<std::string> &args)
 			a.count = parse_u64(name, value());
 		else if (name == "--seed")
 			a.seed = parse_u64(name, value());
+		else if (s == "--arena")
+			a.arena = true;
 		else if (s == "--allow-skip")
 			a.allow_skip = true;
 		else if (s == "--verbose")
@@ -177,7 +181,8 @@ int oracle_main(const std::vector<std::string> &args)
 		for (uint8_t &b : bytes)
 			b = uint8_t(rng());
 		one("random #" + std::to_string(i) + " (seed " + std::to_string(seed) + ")",
-		    decode_program(bytes.data(), bytes.size()));
+		    a.arena ? decode_arena_program(bytes.data(), bytes.size(), false)
+			    : decode_program(bytes.data(), bytes.size()));
 		if ((i + 1) % 1000 == 0)  // long runs: a sign of life on stderr
 			std::fprintf(stderr, "oracle: %llu/%llu random Programs\n", (unsigned long long)(i + 1),
 				     (unsigned long long)a.count);

@@ -20,8 +20,10 @@ namespace {
 // What a Program expects of one configuration ("ok" when nothing matches).
 Verdict expected_verdict(const Program &p, const Config &c)
 {
+	Config any_level = c;  // expectations have no arena condition: the header pins the level
+	any_level.arena = ArenaFix::fixed;
 	for (const Expectation &e : p.expects)
-		if (e.when.matches(c)) {
+		if (e.when.matches(any_level)) {
 			Verdict v;
 			v.kind = e.difference ? Verdict::difference : e.violation != Invariant::none ? Verdict::violation
 												      : Verdict::ok;
@@ -41,8 +43,10 @@ std::string short_verdict(const Verdict &v)
 std::vector<Config> configs_of(const Program &p, const Options &o)
 {
 	std::vector<Config> out;
+	ConfigFilter f = o.filter;  // no option narrows the arena level: a Program's header pins it
+	f.arena.assign(std::begin(kArenaFixes), std::end(kArenaFixes));
 	for (const Config &c : p.configs().expand())
-		if (o.filter.matches(c))
+		if (f.matches(c))
 			out.push_back(c);
 	return out;
 }

@@ -86,6 +86,17 @@ Event Execution::run(const Op &op)
 	case OpKind::close:
 		ev.ret = m.map_close();
 		break;
+	case OpKind::arena_alloc: {
+		uint64_t got = m.arena_alloc_pages(at, uint32_t(op.len.resolve(shift) >> shift));
+		bind(op.label, got ? int64_t(got) : -ENOMEM);
+		break;
+	}
+	case OpKind::arena_free:
+		m.arena_free_pages(addr, uint32_t(op.len.resolve(shift) >> shift));
+		break;
+	case OpKind::arena_reserve:
+		ev.ret = m.arena_reserve_pages(addr, uint32_t(op.len.resolve(shift) >> shift));
+		break;
 	case OpKind::smaps: {
 		SmapsEntry s = m.smaps(op.proc, addr);
 		ev.info = s.found ? "VmFlags: " + s.vm_flags + " | Rss: " + std::to_string(s.rss_pages) + "p"

@@ -19,6 +19,8 @@ ConfigFilter Program::configs() const
 		f.spec_v1 = {*header.bypass_spec_v1};
 	if (header.historic)
 		f.historics = {*header.historic};
+	if (header.arena)
+		f.arena = {*header.arena};
 	return f;
 }
 
@@ -68,13 +70,14 @@ std::string Labels::prepare(const Program &p, const Op &op, bool proc_alive, uns
 	auto bound = [&](const Addr &a) { return a.label >= 0 && a.label < (int)bound_.size() && bound_[a.label]; };
 	bool needs_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect || op.kind == OpKind::mremap ||
 			  op.kind == OpKind::madvise || op.kind == OpKind::load || op.kind == OpKind::store ||
-			  op.kind == OpKind::smaps;
+			  op.kind == OpKind::smaps || op.kind == OpKind::arena_free || op.kind == OpKind::arena_reserve;
 	if (needs_addr && !bound(op.addr))
 		return "skipped: label " + p.labels[op.addr.label] + " is not mapped";
 	if (op.has_at && !bound(op.at))
 		return "skipped: label " + p.labels[op.at.label] + " is not mapped";
 	bool bpf_op = op.kind == OpKind::update || op.kind == OpKind::lookup || op.kind == OpKind::freeze ||
-		      op.kind == OpKind::close;
+		      op.kind == OpKind::close || op.kind == OpKind::arena_alloc || op.kind == OpKind::arena_free ||
+		      op.kind == OpKind::arena_reserve;  /* the arena kfuncs run in a BPF program, not a process */
 	if (!proc_alive && !bpf_op)
 		return "skipped: no process " + std::to_string(op.proc);
 	resolve(op.addr, page_shift, addr);
@@ -88,6 +91,7 @@ namespace {
 constexpr const char *kOpNames[kOpKinds] = {
 	"mmap", "reserve", "munmap", "mprotect", "mremap", "madvise", "fork", "exit",
 	"load", "store", "update", "lookup", "freeze", "close", "smaps",
+	"arena_alloc", "arena_free", "arena_reserve",
 };
 
 }  // namespace

@@ -48,8 +48,13 @@ enum class OpKind : uint8_t {
 	freeze,    // freeze
 	close,     // close           (the map fd)
 	smaps,     // smaps ADDR      (VmFlags and Rss of the VMA)
+	// The arena kfuncs, as a BPF program calls them (the host cannot run
+	// these from user space; the oracle's arena Programs leave them out):
+	arena_alloc,    // arena_alloc len= [at=ADDR] [as=LABEL]  bpf_arena_alloc_pages; NULL shows as -ENOMEM
+	arena_free,     // arena_free ADDR len=                   bpf_arena_free_pages
+	arena_reserve,  // arena_reserve ADDR len=                bpf_arena_reserve_pages
 };
-inline constexpr int kOpKinds = int(OpKind::smaps) + 1;
+inline constexpr int kOpKinds = int(OpKind::arena_reserve) + 1;
 
 struct Op {
 	OpKind kind = OpKind::load;
@@ -78,6 +83,7 @@ struct Header {
 	std::optional<Door> door;
 	std::optional<bool> bypass_spec_v1;
 	std::optional<Historic> historic;  // "historic NAME": a historical bug level (interleave tests)
+	std::optional<ArenaFix> arena;  // "arena fork_uaf": a historical arena level
 	bool operator==(const Header &) const = default;
 };
 

@@ -4,6 +4,7 @@
 // input means "one page past the end" at every page size rather than some
 // absolute number that only matters at one of them.
 #include "check/program_binary.h"
+#include "check/byte_reader.h"
 
 #include <algorithm>
 #include <iterator>
@@ -12,39 +13,6 @@
 namespace fl {
 
 namespace {
-
-// Reads front to back; past the end every read is zero, so every byte
-// string, including the empty one, decodes.
-class Bytes {
-public:
-	Bytes(const uint8_t *data, size_t size) : data_(data), size_(size) {}
-
-	bool empty() const { return pos_ >= size_; }
-	uint8_t u8() { return pos_ < size_ ? data_[pos_++] : 0; }
-	// Little endian. One statement per read: the order in which the
-	// operands of | are evaluated is unspecified.
-	uint16_t u16()
-	{
-		const uint16_t lo = u8();
-		return uint16_t(lo | u8() << 8);
-	}
-	uint32_t u32()
-	{
-		const uint32_t lo = u16();
-		return lo | uint32_t(u16()) << 16;
-	}
-	uint64_t u64()
-	{
-		const uint64_t lo = u32();
-		return lo | uint64_t(u32()) << 32;
-	}
-	unsigned pick(unsigned n) { return n ? u8() % n : 0; }
-
-private:
-	const uint8_t *data_;
-	size_t size_;
-	size_t pos_ = 0;
-};
 
 constexpr uint64_t kPage = 4096;  // the unit of the symbolic page counts below
 constexpr size_t kMaxMaps = 8;      // labels A..H

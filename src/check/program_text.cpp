@@ -117,6 +117,12 @@ constexpr Name kMapFlags[] = {
 	{"wronly", uapi::BPF_F_WRONLY},
 	{"rdonly_prog", uapi::BPF_F_RDONLY_PROG},
 	{"wronly_prog", uapi::BPF_F_WRONLY_PROG},
+	{"segv_on_fault", uapi::BPF_F_SEGV_ON_FAULT},
+	{"no_user_conv", uapi::BPF_F_NO_USER_CONV},
+};
+constexpr Name kMapTypes[] = {
+	{"array", uapi::BPF_MAP_TYPE_ARRAY},
+	{"arena", uapi::BPF_MAP_TYPE_ARENA},
 };
 constexpr Name kAdvice[] = {
 	{"dontneed", uapi::MADV_DONTNEED},
@@ -212,22 +218,14 @@ constexpr Syntax kSyntax[kOpKinds] = {
 	/* freeze */ {Pos::none, "proc", ""},
 	/* close */ {Pos::none, "proc", ""},
 	/* smaps */ {Pos::addr, "proc", ""},
+	/* arena_alloc */ {Pos::none, "len at as proc", "len"},
+	/* arena_free */ {Pos::addr, "len proc", "len"},
+	/* arena_reserve */ {Pos::addr, "len proc", "len"},
 };
 
 constexpr int kMaxProcs = 64;
 constexpr int kMaxThreads = 8;
 
-// What an op is when its optional keys are left out.
-Op default_op(OpKind kind)
-{
-	Op op;
-	op.kind = kind;
-	if (kind == OpKind::mmap) {
-		op.prot = uapi::PROT_READ | uapi::PROT_WRITE;
-		op.flags = uapi::MAP_SHARED;
-	}
-	return op;
-}
 
 std::span<const Name> flag_names(OpKind kind)
 {
@@ -379,7 +377,7 @@ bool Parser::statement(const std::vector<Token> &t)
 	if (t.empty())
 		return true;
 	const std::string kw(t[0].text);
-	if (kw == "arch" || kw == "patch" || kw == "page" || kw == "door" || kw == "spec_v1")
+	if (kw == "arch" || kw == "patch" || kw == "page" || kw == "door" || kw == "spec_v1" || kw == "arena")
 		return header(t);
 	if (kw == "map")
 		return map_line(t);
@@ -424,6 +422,10 @@ bool Parser::header(const std::vector<Token> &t)
 		dup = h.door.has_value();
 		h.door = parse_door(v);
 		bad = !h.door;
+	} else if (kw == "arena") {
+		dup = h.arena.has_value();
+		h.arena = parse_arena_fix(v);
+		bad = !h.arena;
 	} else {
 		dup = h.bypass_spec_v1.has_value();
 		h.bypass_spec_v1 = parse_spec(v);
@@ -444,7 +446,7 @@ bool Parser::map_line(const std::vector<Token> &t)
 		return fail(t[0].col, "'map' must come before ops");
 	seen_map_ = true;
 	std::vector<Arg> a;
-	if (!args(t, 1, "value_size max_entries key_size flags", &a))
+	if (!args(t, 1, "value_size max_entries key_size flags type extra", &a))
 		return false;
 	MapSpec &m = p_.map;
 	for (const Arg &x : a) {
@@ -455,6 +457,10 @@ bool Parser::map_line(const std::vector<Token> &t)
 			ok = u32(x.value, x.vcol, &m.max_entries);
 		else if (x.key == "key_size")
 			ok = u32(x.value, x.vcol, &m.key_size);
+		else if (x.key == "type")
+			ok = enum_value(x, kMapTypes, &m.map_type);
+		else if (x.key == "extra")
+			ok = u64(x.value, x.vcol, &m.map_extra);
 		else
 			ok = bits(x, kMapFlags, &m.map_flags);
 		if (!ok)
@@ -893,6 +899,18 @@ std::string fmt_filter(const ConfigFilter &f)
 
 }  // namespace
 
+// What an op is when its optional keys are left out.
+Op default_op(OpKind kind)
+{
+	Op op;
+	op.kind = kind;
+	if (kind == OpKind::mmap) {
+		op.prot = uapi::PROT_READ | uapi::PROT_WRITE;
+		op.flags = uapi::MAP_SHARED;
+	}
+	return op;
+}
+
 std::string ParseError::str() const
 {
 	return std::to_string(line) + ":" + std::to_string(column) + ": " + message;
@@ -955,8 +973,15 @@ std::string format_program(const Program &p)
 		s += std::string("spec_v1 ") + spec_name(*h.bypass_spec_v1) + "\n";
 	if (h.historic)
 		s += std::string("historic ") + to_string(*h.historic) + "\n";
+	if (h.arena)
+		s += std::string("arena ") + to_string(*h.arena) + "\n";
 	s += "map value_size=" + fmt_u64(p.map.value_size) + " max_entries=" + fmt_u64(p.map.max_entries) +
-	     " key_size=" + fmt_u64(p.map.key_size) + " flags=" + fmt_bits(p.map.map_flags, kMapFlags) + "\n";
+	     " key_size=" + fmt_u64(p.map.key_size) + " flags=" + fmt_bits(p.map.map_flags, kMapFlags);
+	if (p.map.map_type != uapi::BPF_MAP_TYPE_ARRAY)  // only non-defaults: older texts stay as they were
+		s += " type=" + fmt_enum(p.map.map_type, kMapTypes);
+	if (p.map.map_extra)
+		s += " extra=" + fmt_u64(p.map.map_extra);
+	s += "\n";
 	for (const Op &op : p.ops)
 		s += format_op(p, op) + "\n";
 	for (const ScheduleRecord &r : p.schedule)

@@ -41,6 +41,8 @@ ParseResult parse_program(const std::string &text);
 // field, and formatting that again gives the same text.
 std::string format_program(const Program &);
 std::string format_op(const Program &, const Op &);  // one line, no newline
+// What an op is when its optional keys are left out (mmap: prot=rw flags=shared).
+Op default_op(OpKind kind);
 std::string format_addr(const Program &, const Addr &);
 
 }  // namespace fl

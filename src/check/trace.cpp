@@ -25,6 +25,7 @@ std::string errno_name(int64_t err)
 	case ENODEV: return "ENODEV";
 	case EINVAL: return "EINVAL";
 	case EOVERFLOW: return "EOVERFLOW";
+	case ERANGE: return "ERANGE";
 	case EOPNOTSUPP: return "EOPNOTSUPP";
 	case 524: return "ENOTSUPP";
 	}

@@ -77,6 +77,7 @@ private:
 
 	const Program &p_;
 	Arena arena_;
+	uint64_t arena_map_start_ = 0;  // an arena map's user_vm_start, once its first mmap set it
 	unsigned shift_;
 	int map_fd_ = -1;
 	int reply_fd_ = -1;
@@ -213,11 +214,31 @@ Event Supervisor::run(const Op &op)
 		if (c.flags & (uapi::MAP_FIXED | uapi::MAP_FIXED_NOREPLACE)) {
 			if (!rejected_early(at, c.len))
 				need_inside(at, page_align(c.len), "a MAP_FIXED target");
+		} else if (p_.map.map_type == uapi::BPF_MAP_TYPE_ARENA && op.kind == OpKind::mmap &&
+			   (arena_map_start_ || p_.map.map_extra)) {
+			// The arena's address is fixed: the kernel refuses any other
+			// (arena_get_unmapped_area, arena_map_mmap), so the hint goes
+			// as it is and a success lands at that address, in the window.
+			c.at = op.has_at ? at : 0;
+		} else if (p_.map.map_type == uapi::BPF_MAP_TYPE_ARENA && op.kind == OpKind::mmap) {
+			// arena_get_unmapped_area asks for twice the length and moves
+			// up to a 4 GiB boundary when the range would cross one: place
+			// it as the machine's port does.
+			if (int64_t placed = place_or_zero(op.proc, op.has_at ? at : 0, 2 * c.len)) {
+				uint64_t a = uint64_t(placed), l = page_align(c.len);
+				if ((a >> 32) != ((a + l - 1) >> 32))
+					a = (a + (uint64_t(1) << 32) - 1) & ~((uint64_t(1) << 32) - 1);
+				c.at = a;
+				c.flags |= uapi::MAP_FIXED_NOREPLACE;
+			}
 		} else if (int64_t placed = place_or_zero(op.proc, op.has_at ? at : 0, c.len)) {
 			c.at = uint64_t(placed);
 			c.flags |= uapi::MAP_FIXED_NOREPLACE;
 		}
-		bind(op.label, call(op.proc, c).ret);
+		int64_t r = call(op.proc, c).ret;
+		if (r >= 0 && op.kind == OpKind::mmap && p_.map.map_type == uapi::BPF_MAP_TYPE_ARENA)
+			arena_map_start_ = uint64_t(r);
+		bind(op.label, r);
 		break;
 	}
 	case OpKind::munmap:
@@ -308,6 +329,10 @@ Event Supervisor::run(const Op &op)
 		need_inside(addr, 1, "smaps");
 		ev.info = smaps(op.proc, addr);
 		break;
+	case OpKind::arena_alloc:
+	case OpKind::arena_free:
+	case OpKind::arena_reserve:
+		throw Stop{"unsupported: the arena kfuncs are called from a BPF program"};
 	}
 	return ev;
 }

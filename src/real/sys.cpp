@@ -24,7 +24,6 @@ struct ElemAttr {
 	uint64_t key, value, flags;  // user pointers as u64
 };
 constexpr int BPF_MAP_CREATE = 0, BPF_MAP_LOOKUP_ELEM = 1, BPF_MAP_UPDATE_ELEM = 2, BPF_MAP_FREEZE = 22;
-constexpr uint32_t BPF_MAP_TYPE_ARRAY = 2;
 constexpr size_t kAttrSize = 128;  // zero-filled tail: the kernel checks unused bytes are 0
 
 int64_t ret(long r)
@@ -56,7 +55,8 @@ uint64_t ptr(const void *p)
 int64_t bpf_map_create(const MapSpec &m)
 {
 	MapCreateAttr a = {};
-	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.map_type = m.map_type;
+	a.map_extra = m.map_extra;
 	a.key_size = m.key_size;
 	a.value_size = m.value_size;
 	a.max_entries = m.max_entries;

@@ -20,6 +20,8 @@ std::string Config::name() const
 	s += bypass_spec_v1 ? "/bypass" : "/mask";
 	if (historic != Historic::none)
 		s += std::string("/") + to_string(historic);
+	if (arena != ArenaFix::fixed)
+		s += std::string("/arena-") + to_string(arena);
 	return s;
 }
 
@@ -64,6 +66,16 @@ const char *to_string(Historic h)
 	return "?";
 }
 
+const char *to_string(ArenaFix f)
+{
+	switch (f) {
+	case ArenaFix::fixed: return "fixed";
+	case ArenaFix::fork_uaf: return "fork_uaf";
+	case ArenaFix::mremap_uaf: return "mremap_uaf";
+	}
+	return "?";
+}
+
 std::optional<Historic> parse_historic(const std::string &s)
 {
 	if (s == "none")
@@ -71,6 +83,14 @@ std::optional<Historic> parse_historic(const std::string &s)
 	for (Historic h : kHistorics)
 		if (s == to_string(h))
 			return h;
+	return std::nullopt;
+}
+
+std::optional<ArenaFix> parse_arena_fix(const std::string &s)
+{
+	for (ArenaFix f : kArenaFixes)
+		if (s == to_string(f))
+			return f;
 	return std::nullopt;
 }
 
@@ -133,7 +153,8 @@ std::vector<Config> ConfigFilter::expand() const
 				for (Door d : doors)
 					for (bool b : spec_v1)
 						for (Historic h : historics)
-							out.push_back(Config{a, p, s, d, b, h});
+							for (ArenaFix f : arena)
+								out.push_back(Config{a, p, s, d, b, h, f});
 	return out;
 }
 
@@ -143,7 +164,8 @@ bool ConfigFilter::matches(const Config &c) const
 		return std::find(v.begin(), v.end(), x) != v.end();
 	};
 	return in(arches, c.arch) && in(patches, c.patch) && in(page_shifts, c.page_shift) &&
-	       in(doors, c.door) && in(spec_v1, c.bypass_spec_v1) && in(historics, c.historic);
+	       in(doors, c.door) && in(spec_v1, c.bypass_spec_v1) && in(historics, c.historic) &&
+	       in(arena, c.arena);
 }
 
 }  // namespace fl

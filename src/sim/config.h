@@ -28,6 +28,13 @@ enum class Door : uint8_t { anon, regular, direct };
 //                      handler's page reference (planted: the put_page the
 //                      NOPAGE path owes)
 enum class Historic : uint8_t { none, toctou_2021, freeze_mutex_2025, finish_fault_put };
+// The arena map's VMA lifetime handling (kernel/bpf/arena.c), by history:
+//  fixed      - 2026 "Fix use-after-free in arena_vm_close on fork": VM_DONTCOPY,
+//               ->may_split and ->mremap refuse (what this host runs)
+//  fork_uaf   - 2024 "Fix remap of arena": ->open and the vma_list refcount, but
+//               a forked/split/moved VMA shares the entry that points at the first VMA
+//  mremap_uaf - the original arena: no ->open, the first ->close frees the shared entry
+enum class ArenaFix : uint8_t { fixed, fork_uaf, mremap_uaf };
 
 struct Config {
 	Arch arch = Arch::A64;
@@ -36,14 +43,17 @@ struct Config {
 	Door door = Door::anon;
 	bool bypass_spec_v1 = false;
 	Historic historic = Historic::none;
+	ArenaFix arena = ArenaFix::fixed;  // only arena maps look at it
 
-	std::string name() const;  // e.g. "v2/arch32/4k/anon/mask"
+	std::string name() const;  // e.g. "v2/arch32/4k/anon/mask" (+ "/arena-fork_uaf" off the default)
 	bool operator==(const Config &) const = default;
 };
 
 const char *to_string(Arch);
 const char *to_string(Patch);
 const char *to_string(Door);
+const char *to_string(ArenaFix);
+std::optional<ArenaFix> parse_arena_fix(const std::string &);
 std::optional<Arch> parse_arch(const std::string &);
 std::optional<Patch> parse_patch(const std::string &);
 std::optional<Door> parse_door(const std::string &);
@@ -58,6 +68,7 @@ inline constexpr Arch kArches[] = {Arch::A32, Arch::A64};
 inline constexpr Patch kPatches[] = {Patch::pre, Patch::v1, Patch::v2, Patch::v3};
 inline constexpr Door kDoors[] = {Door::anon, Door::regular, Door::direct};
 inline constexpr unsigned kPageShifts[] = {12, 14, 16};
+inline constexpr ArenaFix kArenaFixes[] = {ArenaFix::fixed, ArenaFix::fork_uaf, ArenaFix::mremap_uaf};
 
 // A set of configurations: each axis either pinned or "all".
 struct ConfigFilter {
@@ -67,6 +78,7 @@ struct ConfigFilter {
 	std::vector<Door> doors{std::begin(kDoors), std::end(kDoors)};
 	std::vector<bool> spec_v1{false, true};
 	std::vector<Historic> historics{Historic::none};  // not an axis: pinned by a header only
+	std::vector<ArenaFix> arena{ArenaFix::fixed};  // historical levels only when a Program pins one
 
 	std::vector<Config> expand() const;
 	bool matches(const Config &) const;

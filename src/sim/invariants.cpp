@@ -19,6 +19,7 @@ constexpr Invariant kInvariants[] = {
 	Invariant::lockdep,
 	Invariant::deadlock,
 	Invariant::livelock,
+	Invariant::use_after_free,
 };
 
 }  // namespace
@@ -38,6 +39,7 @@ const char *to_string(Invariant i)
 	case Invariant::lockdep: return "lockdep";
 	case Invariant::deadlock: return "deadlock";
 	case Invariant::livelock: return "livelock";
+	case Invariant::use_after_free: return "use_after_free";
 	}
 	return "?";
 }

@@ -23,6 +23,7 @@ enum class Invariant : uint8_t {
 	lockdep,          // lock order: a dependency cycle, sleeping under a spinlock/RCU, NMI-unsafe lock
 	deadlock,         // every task blocked (the report has the wait-for graph)
 	livelock,         // the step cap passed without the tasks finishing
+	use_after_free,   // (KASAN) the port touched a freed VMA or arena vma_list entry
 };
 
 const char *to_string(Invariant);

@@ -28,7 +28,9 @@ inline constexpr int MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MREMAP_DONTUNMAP = 4;
 inline constexpr int MADV_DONTNEED = 4, MADV_DONTFORK = 10, MADV_DOFORK = 11;
 inline constexpr uint32_t BPF_F_RDONLY = 1u << 3, BPF_F_WRONLY = 1u << 4,
 			  BPF_F_RDONLY_PROG = 1u << 7, BPF_F_WRONLY_PROG = 1u << 8,
-			  BPF_F_MMAPABLE = 1u << 10;
+			  BPF_F_MMAPABLE = 1u << 10, BPF_F_SEGV_ON_FAULT = 1u << 17,
+			  BPF_F_NO_USER_CONV = 1u << 18;
+inline constexpr uint32_t BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_ARENA = 33;
 inline constexpr uint64_t BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2;
 inline constexpr int sigbus = 7, sigsegv = 11;  // SIGBUS, SIGSEGV (macros in <csignal>)
 }  // namespace uapi
@@ -38,6 +40,8 @@ struct MapSpec {
 	uint32_t value_size = 8;
 	uint32_t max_entries = 1024;
 	uint32_t map_flags = uapi::BPF_F_MMAPABLE;
+	uint32_t map_type = uapi::BPF_MAP_TYPE_ARRAY;  // or BPF_MAP_TYPE_ARENA
+	uint64_t map_extra = 0;                        // arena: the user VMA start it must have (0: any)
 	bool operator==(const MapSpec &) const = default;
 };
 
@@ -98,6 +102,17 @@ public:
 	// User loads/stores of 1..8 bytes, faulting through the page tables.
 	virtual Access load(int pid, uint64_t addr, unsigned size) = 0;
 	virtual Access store(int pid, uint64_t addr, unsigned size, uint64_t value) = 0;
+
+	// The arena kfuncs, as a BPF program calls them (only on an arena map;
+	// otherwise -EINVAL). addr is a user address (0: anywhere), cnt pages.
+	// alloc returns the user address, or 0 for NULL.
+	virtual uint64_t arena_alloc_pages(uint64_t addr, uint32_t cnt) = 0;
+	virtual void arena_free_pages(uint64_t addr, uint32_t cnt) = 0;
+	virtual int64_t arena_reserve_pages(uint64_t addr, uint32_t cnt) = 0;
+	// Kernel-side access to arena memory through kern_vm_start + (u32)addr,
+	// as a BPF program's arena load/store: false where no page is present.
+	virtual bool arena_kernel_read(uint64_t addr, void *dst, uint32_t n) = 0;
+	virtual bool arena_kernel_write(uint64_t addr, const void *src, uint32_t n) = 0;
 
 	virtual SmapsEntry smaps(int pid, uint64_t addr) const = 0;
 	virtual const Stats &stats() const = 0;

@@ -10,11 +10,12 @@ namespace fl::FL_ARCH_NS {
 struct bpf_map;
 
 // include/uapi/linux/bpf.h
-constexpr u32 BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6;
+constexpr u32 BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6, BPF_MAP_TYPE_ARENA = 33;
 constexpr u32 BPF_F_NUMA_NODE = 1u << 2, BPF_F_RDONLY = 1u << 3, BPF_F_WRONLY = 1u << 4,
 	      BPF_F_RDONLY_PROG = 1u << 7, BPF_F_WRONLY_PROG = 1u << 8,
 	      BPF_F_MMAPABLE = 1u << 10, BPF_F_PRESERVE_ELEMS = 1u << 11,
-	      BPF_F_INNER_MAP = 1u << 12;
+	      BPF_F_INNER_MAP = 1u << 12, BPF_F_SEGV_ON_FAULT = 1u << 17,
+	      BPF_F_NO_USER_CONV = 1u << 18;
 constexpr u32 BPF_F_ACCESS_MASK = BPF_F_RDONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY | BPF_F_WRONLY_PROG;
 constexpr u64 BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2, BPF_F_LOCK = 4;
 constexpr int NUMA_NO_NODE = -1;
@@ -26,6 +27,7 @@ struct bpf_attr_map_create {  // the map-create part of union bpf_attr
 	u32 max_entries = 0;
 	u32 map_flags = 0;
 	int numa_node = NUMA_NO_NODE;
+	u64 map_extra = 0;
 };
 
 struct bpf_map_ops {
@@ -35,6 +37,7 @@ struct bpf_map_ops {
 	ulong (*map_lookup_elem)(bpf_map *map, const void *key) = nullptr;  // kernel address or 0
 	long (*map_update_elem)(bpf_map *map, const void *key, const void *value, u64 flags) = nullptr;
 	int (*map_mmap)(bpf_map *map, vm_area_struct *vma) = nullptr;
+	ulong (*map_get_unmapped_area)(file *filp, ulong addr, ulong len, ulong pgoff, ulong flags) = nullptr;
 	/* the lazy series: */
 	vm_fault_t (*map_mmap_fault)(bpf_map *map, vm_fault *vmf) = nullptr;
 	vm_fault_t (*map_mmap_pages)(bpf_map *map, vm_fault *vmf, pgoff_t start_pgoff, pgoff_t end_pgoff) = nullptr;
@@ -45,6 +48,7 @@ struct bpf_map {
 	u32 map_type = 0, key_size = 0, value_size = 0, max_entries = 0;
 	u32 map_flags = 0;
 	int numa_node = NUMA_NO_NODE;
+	u64 map_extra = 0;
 	bool bypass_spec_v1 = false;
 	void *record = nullptr;  /* BTF special fields: none in this harness */
 	bool frozen = false;
@@ -73,6 +77,20 @@ inline ulong array_value(const bpf_array *array) { return array->kaddr + BPF_ARR
 extern const bpf_map_ops array_map_ops_pre, array_map_ops_v1, array_map_ops_v2, array_map_ops_v3;
 const bpf_map_ops *array_map_ops_for(Patch patch);
 bool bpf_bypass_spec_v1(const void *token);
+
+// kernel/bpf/arena.c (64-bit kernels only: CONFIG_MMU && CONFIG_64BIT).
+// One ops table; the VMA handling differs by historical level (kcfg->arena).
+struct bpf_arena;
+extern const bpf_map_ops arena_map_ops;
+u64 bpf_arena_alloc_pages(bpf_map *map, u64 addr__ign, u32 page_cnt, int node_id, u64 flags);
+void bpf_arena_free_pages(bpf_map *map, u64 ptr__ign, u32 page_cnt);
+int bpf_arena_reserve_pages(bpf_map *map, u64 ptr__ign, u32 page_cnt);
+u64 bpf_arena_get_kern_vm_start(bpf_arena *arena);
+u64 bpf_arena_get_user_vm_start(bpf_arena *arena);
+// Not kernel: what the machine's invariants need to see of an arena.
+vm_struct *arena_kern_vm(bpf_arena *arena);
+u64 arena_user_vm_end(bpf_arena *arena);
+std::vector<vm_area_struct *> arena_vma_list(bpf_arena *arena);
 
 // kernel/bpf/syscall.c
 extern const file_operations bpf_map_fops;

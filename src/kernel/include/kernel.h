@@ -59,6 +59,7 @@ struct kernel_config {
 	Door door;
 	Patch patch;
 	Historic historic;  /* a historical bug level (interleave tests), normally none */
+	ArenaFix arena;
 };
 extern thread_local const kernel_config *kcfg;
 
@@ -110,5 +111,7 @@ inline long PTR_ERR(const void *ptr) { return (long)(intptr_t)ptr; }
 #define ENOTSUPP 524  /* kernel-internal, reaches user space from bpf_map_mmap */
 
 #define BUG_ON(cond) do { if (cond) __builtin_trap(); } while (0)
+#define WARN_ON_ONCE(cond) (cond)  /* the port has no warn-once state: the condition */
+#define SZ_4G ((u64)1 << 32)
 
 }  // namespace fl::FL_ARCH_NS

@@ -116,6 +116,7 @@ struct vm_area_struct {
 	ulong vm_pgoff = 0;
 	file *vm_file = nullptr;
 	void *vm_private_data = nullptr;
+	bool kasan_freed = false;  // not kernel: set by vm_area_free (the VMA sits in KASAN's quarantine)
 };
 
 inline ulong vma_pages(const vm_area_struct *vma) { return (vma->vm_end - vma->vm_start) >> PAGE_SHIFT; }
@@ -183,7 +184,7 @@ void fput(file *f);
 
 // include/linux/vmalloc.h: struct vm_struct flags.
 constexpr ulong VM_IOREMAP = 0x1, VM_ALLOC = 0x2, VM_MAP = 0x4, VM_USERMAP = 0x8,
-		VM_DMA_COHERENT = 0x10, VM_NO_GUARD = 0x40;
+		VM_DMA_COHERENT = 0x10, VM_NO_GUARD = 0x40, VM_SPARSE = 0x1000;
 
 struct vm_struct {
 	int id = 0;
@@ -217,13 +218,29 @@ struct kernel_globals {
 	std::unordered_map<ulong, std::unique_ptr<page>> direct_map;  // lowmem pages, by index
 	u64 totalram_pages = 0, vmalloc_pages_used = 0;
 	Stats *stats = nullptr;
+	/* KASAN: freed VMAs and pages stay here until the machine goes away,
+	 * so a use after free is reported (kasan_report) instead of crashing
+	 * the harness. */
+	std::vector<std::unique_ptr<vm_area_struct>> kasan_quarantine;
+	std::vector<std::unique_ptr<page>> freed_pages;
+	std::string kasan_report;  // the first report since the machine last looked
 };
+// mm/kasan/report.c: kasan_report, for an access to a freed object.
+void kasan_report(const char *what, const char *where);
+inline bool kasan_check_vma(const vm_area_struct *vma, const char *where)
+{
+	if (vma->kasan_freed)
+		kasan_report("slab-use-after-free of a vm_area_struct", where);
+	return !vma->kasan_freed;
+}
 extern thread_local kernel_globals *kg;
 
 // mm/vmalloc.c
 ulong __vmalloc_node_range(u64 size, ulong align, ulong flags, u8 fill = 0);
 void vfree(ulong addr);
 vm_struct *find_vm_area(ulong addr);
+vm_struct *get_vm_area(ulong size, ulong flags);  // address space only, no pages
+void free_vm_area(vm_struct *area);
 page *vmalloc_to_page(ulong vmalloc_addr);
 int remap_vmalloc_range_partial(vm_area_struct *vma, ulong uaddr, ulong kaddr, ulong pgoff, ulong size);
 int remap_vmalloc_range(vm_area_struct *vma, ulong addr, ulong pgoff);

@@ -55,11 +55,22 @@ static ulong move_vma(vm_area_struct *vma, ulong old_addr, ulong old_len, ulong 
 
 	move_page_tables(vma, old_addr, new_vma, new_addr, old_len);
 	if (vma->vm_ops && vma->vm_ops->mremap)
-		err = vma->vm_ops->mremap(new_vma);
-	BUG_ON(err);  /* no BPF vmops have ->mremap */
+		err = vma->vm_ops->mremap(new_vma);  /* the arena (2026) refuses */
 
-	if (flags & MREMAP_DONTUNMAP)
+	if (err) {
+		/*
+		 * On error, move entries back from new area to old,
+		 * which will succeed since page tables still there,
+		 * and then proceed to unmap new area instead of old.
+		 */
+		move_page_tables(new_vma, new_addr, vma, old_addr, old_len);
+		vma = new_vma;
+		old_len = new_len;
+		old_addr = new_addr;
+		new_addr = (ulong)(long)err;
+	} else if (flags & MREMAP_DONTUNMAP) {
 		return new_addr;  /* anonymous only: DONTUNMAP is refused for VM_DONTEXPAND */
+	}
 
 	if (do_munmap(mm, old_addr, old_len) < 0) {
 		/* OOM: unable to split vma, just get accounts right */
@@ -139,7 +150,10 @@ static ulong mremap_to(ulong addr, ulong old_len, ulong new_addr, ulong new_len,
 	 * 6.18, where the older order unmapped the target and then said
 	 * -EFAULT.
 	 */
-	vma = vma_to_resize(addr, old_len, new_len, flags);
+	/* A shrinking move is checked as a move of the part that stays (the
+	 * shrink runs first in 6.1 and 6.18 alike; found by the host oracle:
+	 * a fixed shrinking move of a VM_DONTEXPAND VMA is not -EFAULT). */
+	vma = vma_to_resize(addr, old_len, new_len > old_len ? new_len : old_len, flags);
 	if (IS_ERR(vma)) {
 		ret = PTR_ERR(vma);
 		goto out;

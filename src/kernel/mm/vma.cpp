@@ -30,10 +30,19 @@ vm_area_struct *vm_area_dup(vm_area_struct *orig)
 	return new vm_area_struct(*orig);
 }
 
-// kernel/fork.c: vm_area_free
+// kernel/fork.c: vm_area_free. The memory goes to KASAN's quarantine (kg),
+// so a stale pointer to it is reported rather than followed into reuse.
 void vm_area_free(vm_area_struct *vma)
 {
-	delete vma;
+	vma->kasan_freed = true;
+	kg->kasan_quarantine.emplace_back(vma);
+}
+
+// mm/kasan/report.c: kasan_report (the first report wins until the machine reads it)
+void kasan_report(const char *what, const char *where)
+{
+	if (kg->kasan_report.empty())
+		kg->kasan_report = std::string("BUG: KASAN: ") + what + " in " + where;
 }
 
 // mm/vma.c: vma_link (the maple-tree store plus map_count)

@@ -67,6 +67,40 @@ ulong __vmalloc_node_range(u64 size, ulong align, ulong flags, u8 fill)
 	return addr;
 }
 
+// mm/vmalloc.c: get_vm_area (__get_vm_area_node): reserve address space
+// only; pages are mapped into it later (VM_SPARSE: by the arena, one by one).
+vm_struct *get_vm_area(ulong size, ulong flags)
+{
+	ulong addr;
+	u64 real_size = PAGE_ALIGN(size);
+
+	if (!size || real_size > kg->vmalloc_end - kg->vmalloc_start)
+		return nullptr;
+	addr = kg->vmalloc_start;
+	for (auto &a : kg->vmap_areas)
+		addr = max(addr, (ulong)(a->addr + a->size));
+	if ((u64)addr + real_size + PAGE_SIZE > kg->vmalloc_end)
+		return nullptr;
+
+	auto area = std::make_unique<vm_struct>();
+	area->id = kg->next_area_id++;
+	area->addr = addr;
+	area->size = real_size + PAGE_SIZE;  /* guard page */
+	area->flags = flags;
+	vm_struct *ret = area.get();
+	kg->vmap_areas.push_back(std::move(area));
+	return ret;
+}
+
+// mm/vmalloc.c: free_vm_area (remove_vm_area + kfree): the caller has freed the pages.
+void free_vm_area(vm_struct *area)
+{
+	auto it = std::find_if(kg->vmap_areas.begin(), kg->vmap_areas.end(),
+			       [&](auto &a) { return a.get() == area; });
+	BUG_ON(it == kg->vmap_areas.end());
+	kg->vmap_areas.erase(it);
+}
+
 // mm/vmalloc.c: find_vm_area (kaddr must be the start of an area)
 vm_struct *find_vm_area(ulong addr)
 {
@@ -100,6 +134,11 @@ page *vmalloc_to_page(ulong vmalloc_addr)
 		if (vmalloc_addr < a->addr || vmalloc_addr - a->addr >= get_vm_area_size(a.get()))
 			continue;
 		ulong index = (vmalloc_addr - a->addr) >> PAGE_SHIFT;
+		if (a->flags & VM_SPARSE) {
+			/* only what was mapped there (apply_to_page_range) */
+			auto it = a->pages.find(index);
+			return it == a->pages.end() ? nullptr : it->second.get();
+		}
 		auto &slot = a->pages[index];
 		if (!slot) {
 			slot = std::make_unique<page>();

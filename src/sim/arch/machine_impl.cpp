@@ -50,7 +50,7 @@ MachineImpl::MachineImpl(const Config &cfg) : cfg_(cfg)
 {
 	const Layout &l = cfg.arch == Arch::A32 ? kLayout32 : kLayout64;
 
-	kg_.cfg = kernel_config{cfg.page_shift, cfg.bypass_spec_v1, cfg.door, cfg.patch, cfg.historic};
+	kg_.cfg = kernel_config{cfg.page_shift, cfg.bypass_spec_v1, cfg.door, cfg.patch, cfg.historic, cfg.arena};
 	kg_.stats = &stats_;
 	kg_.page_offset = (ulong)l.page_offset;
 	kg_.direct_map_end = (ulong)(l.page_offset + l.lowmem_bytes);
@@ -111,6 +111,10 @@ void MachineImpl::note(Invariant what, std::string detail)
 
 Violation MachineImpl::take_op_violation()
 {
+	if (!kg_.kasan_report.empty()) {  /* a KASAN report during the op */
+		note(Invariant::use_after_free, kg_.kasan_report);
+		kg_.kasan_report.clear();
+	}
 	Violation v = std::move(op_violation_);
 	op_violation_ = Violation{};
 	return v;
@@ -127,6 +131,7 @@ void MachineImpl::forget_map_if_freed()
 				return;
 	map_vm_file_ = nullptr;
 	array_ = nullptr;
+	arena_ = nullptr;
 }
 
 int64_t MachineImpl::map_create(const MapSpec &spec)
@@ -141,11 +146,17 @@ int64_t MachineImpl::map_create(const MapSpec &spec)
 	attr.value_size = spec.value_size;
 	attr.max_entries = spec.max_entries;
 	attr.map_flags = spec.map_flags;
+	attr.map_type = spec.map_type;
+	attr.map_extra = spec.map_extra;
 	int area_before = kg_.next_area_id;
 	long err = fl::FL_ARCH_NS::map_create(&attr, &f);
 	if (err)
 		return err;
 	map_file_ = map_vm_file_ = f;
+	if (static_cast<bpf_map *>(f->private_data)->map_type == BPF_MAP_TYPE_ARENA) {
+		arena_ = reinterpret_cast<bpf_arena *>(f->private_data);
+		return 3;
+	}
 	array_ = reinterpret_cast<bpf_array *>(f->private_data);
 	map_area_id_ = area_before;
 	hdr_pages_ = PAGE_ALIGN((ulong)sizeof_bpf_array) >> PAGE_SHIFT;
@@ -161,7 +172,7 @@ int64_t MachineImpl::map_update(uint32_t index, const std::vector<uint8_t> &valu
 	if (!map_file_)
 		return -EBADF;
 	std::vector<uint8_t> buf(value);
-	buf.resize(array_->map.value_size);
+	buf.resize(array_ ? array_->map.value_size : 0);
 	return map_update_elem(map_file_, index, buf.data(), flags);
 }
 
@@ -170,7 +181,7 @@ int64_t MachineImpl::map_lookup(uint32_t index, std::vector<uint8_t> *value)
 	Enter e(this);
 	if (!map_file_)
 		return -EBADF;
-	value->assign(array_->map.value_size, 0);
+	value->assign(array_ ? array_->map.value_size : 0, 0);
 	long err = map_lookup_elem(map_file_, index, value->data());
 	if (err)
 		value->clear();
@@ -187,6 +198,8 @@ int64_t MachineImpl::map_freeze()
 		for (vm_area_struct *vma : p->mm.mmap)
 			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
 				writable_live = true;
+	if (arena_)  /* the arena's vm_ops never drop writecnt: freeze_iff is about arrays */
+		return fl::FL_ARCH_NS::map_freeze(map_file_);
 	bool was_frozen = array_->map.frozen;
 	bool fd_writable = map_file_->f_mode & FMODE_WRITE;
 	long err = fl::FL_ARCH_NS::map_freeze(map_file_);
@@ -320,6 +333,66 @@ int64_t MachineImpl::exit(int pid)
 	p->alive = false;
 	forget_map_if_freed();
 	return 0;
+}
+
+uint64_t MachineImpl::arena_alloc_pages(uint64_t addr, uint32_t cnt)
+{
+	Enter e(this);
+	if (!arena_)
+		return 0;
+	return bpf_arena_alloc_pages(static_cast<bpf_map *>(map_vm_file_->private_data), addr, cnt, NUMA_NO_NODE, 0);
+}
+
+void MachineImpl::arena_free_pages(uint64_t addr, uint32_t cnt)
+{
+	Enter e(this);
+	if (arena_)
+		bpf_arena_free_pages(static_cast<bpf_map *>(map_vm_file_->private_data), addr, cnt);
+}
+
+int64_t MachineImpl::arena_reserve_pages(uint64_t addr, uint32_t cnt)
+{
+	Enter e(this);
+	if (!arena_)
+		return -EINVAL;
+	return bpf_arena_reserve_pages(static_cast<bpf_map *>(map_vm_file_->private_data), addr, cnt);
+}
+
+// A BPF program's arena load/store: kern_vm_start + (u32)addr, byte by byte
+// through the kernel's page table (no fault: a missing page fails here).
+bool MachineImpl::arena_kernel_read(uint64_t addr, void *dst, uint32_t n)
+{
+	Enter e(this);
+	u8 *out = static_cast<u8 *>(dst);
+	for (uint32_t i = 0; i < n;) {  /* a page at a time */
+		page *pg = arena_ ? arena_page_at(addr + i) : nullptr;
+		if (!pg)
+			return false;
+		ulong off = offset_in_page((ulong)(u32)(addr + i));
+		uint32_t run = (uint32_t)min((ulong)(n - i), (ulong)(PAGE_SIZE - off));
+		if (pg->data)
+			std::memcpy(out + i, pg->data.get() + off, run);
+		else
+			std::memset(out + i, pg->fill, run);
+		i += run;
+	}
+	return true;
+}
+
+bool MachineImpl::arena_kernel_write(uint64_t addr, const void *src, uint32_t n)
+{
+	Enter e(this);
+	const u8 *in = static_cast<const u8 *>(src);
+	for (uint32_t i = 0; i < n;) {
+		page *pg = arena_ ? arena_page_at(addr + i) : nullptr;
+		if (!pg)
+			return false;
+		ulong off = offset_in_page((ulong)(u32)(addr + i));
+		uint32_t run = (uint32_t)min((ulong)(n - i), (ulong)(PAGE_SIZE - off));
+		std::memcpy(page_address_rw(pg) + off, in + i, run);
+		i += run;
+	}
+	return true;
 }
 
 void MachineImpl::kernel_poke(uint64_t map_offset, const std::vector<uint8_t> &bytes)

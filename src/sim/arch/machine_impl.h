@@ -36,6 +36,12 @@ public:
 	Access load(int pid, uint64_t addr, unsigned size) override;
 	Access store(int pid, uint64_t addr, unsigned size, uint64_t value) override;
 
+	uint64_t arena_alloc_pages(uint64_t addr, uint32_t cnt) override;
+	void arena_free_pages(uint64_t addr, uint32_t cnt) override;
+	int64_t arena_reserve_pages(uint64_t addr, uint32_t cnt) override;
+	bool arena_kernel_read(uint64_t addr, void *dst, uint32_t n) override;
+	bool arena_kernel_write(uint64_t addr, const void *src, uint32_t n) override;
+
 	SmapsEntry smaps(int pid, uint64_t addr) const override;
 	const Stats &stats() const override { return stats_; }
 
@@ -81,6 +87,8 @@ private:
 	void add_neighbour_area();
 	static void register_sched_tls();
 	bool map_live() const;
+	void check_arena_pte(size_t pid, const vm_area_struct *vma, ulong addr, const page *pg, Violation *bad) const;
+	page *arena_page_at(uint64_t addr) const;
 
 	Config cfg_;
 	mutable kernel_globals kg_;
@@ -88,7 +96,8 @@ private:
 	std::vector<std::unique_ptr<Process>> procs_;
 	file *map_file_ = nullptr;     // the fd (nullptr after close or failed create)
 	file *map_vm_file_ = nullptr;  // the map's file while anything holds it
-	bpf_array *array_ = nullptr;   // the map while it lives
+	bpf_array *array_ = nullptr;   // the map while it lives (an array map)
+	bpf_arena *arena_ = nullptr;   // the map while it lives (an arena map)
 	int map_area_id_ = -1;
 	u64 visible_pages_ = 0;        // PAGE_ALIGN(max_entries * elem_size) / PAGE_SIZE
 	u64 hdr_pages_ = 0;

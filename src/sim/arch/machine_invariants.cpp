@@ -58,6 +58,8 @@ Violation MachineImpl::check_invariants()
 				       "pid " + std::to_string(pid) + " PTE at " + hex(addr) + " outside every VMA"};
 			} else if (!is_map_vma(vma)) {
 				continue;
+			} else if (arena_) {
+				check_arena_pte(pid, vma, addr, pte.pg, &bad);
 			} else if (!is_visible_data_page(pte.pg)) {
 				bad = {Invariant::foreign_page,
 				       "pid " + std::to_string(pid) + " maps " + describe_foreign(pte.pg) + " at " +
@@ -90,6 +92,35 @@ Violation MachineImpl::check_invariants()
 	for (auto &[idx, pg] : kg_.direct_map)
 		check_page(*pg);
 	return bad;
+}
+
+// The kernel page an arena user address maps to: kern_vm_start + (u32)addr
+// (computed here without the port's helpers), or NULL when none is present.
+page *MachineImpl::arena_page_at(uint64_t addr) const
+{
+	vm_struct *area = arena_kern_vm(arena_);
+	u64 kaddr = bpf_arena_get_kern_vm_start(arena_) + (u32)addr;
+	auto it = area->pages.find((ulong)((kaddr - area->addr) >> PAGE_SHIFT));
+	return it == area->pages.end() ? nullptr : it->second.get();
+}
+
+// An arena VMA's PTE maps the page the arena's kernel view holds at the
+// same low 32 bits; a PTE left on a freed page (a missed zap) is foreign.
+void MachineImpl::check_arena_pte(size_t pid, const vm_area_struct *vma, ulong addr, const page *pg,
+				  Violation *bad) const
+{
+	(void)vma;
+	const page *want = arena_page_at(addr);
+	if (want == pg)
+		return;
+	for (auto &freed : kg_.freed_pages)
+		if (freed.get() == pg) {
+			*bad = {Invariant::foreign_page,
+				"pid " + std::to_string(pid) + " maps a freed arena page at " + hex(addr)};
+			return;
+		}
+	*bad = {Invariant::page_identity, "pid " + std::to_string(pid) + " PTE at " + hex(addr) +
+						  " is not the arena's page at that offset"};
 }
 
 std::string MachineImpl::describe_foreign(const page *pg) const

@@ -228,9 +228,13 @@ out:
 	return err;
 }
 
-// kernel/bpf/syscall.c: bpf_get_unmapped_area (no map_get_unmapped_area for arrays)
+// kernel/bpf/syscall.c: bpf_get_unmapped_area (the arena has its own)
 static ulong bpf_get_unmapped_area(file *filp, ulong addr, ulong len, ulong pgoff, ulong flags)
 {
+	bpf_map *map = static_cast<bpf_map *>(filp->private_data);
+
+	if (map->ops->map_get_unmapped_area)
+		return map->ops->map_get_unmapped_area(filp, addr, len, pgoff, flags);
 	return mm_get_unmapped_area(current->mm, filp, addr, len, pgoff, flags);
 }
 
@@ -265,13 +269,19 @@ long map_create(bpf_attr_map_create *attr, file **filep)
 	if (f_flags < 0)
 		return f_flags;
 
-	if (attr->map_type != BPF_MAP_TYPE_ARRAY)
+	/* find_and_alloc_map: the arena exists only on 64-bit kernels */
+	if (attr->map_type == BPF_MAP_TYPE_ARENA && BITS_PER_LONG == 64)
+		ops = &arena_map_ops;
+	else if (attr->map_type == BPF_MAP_TYPE_ARRAY)
+		ops = array_map_ops_for(kcfg->patch);
+	else
 		return -EINVAL;
-	ops = array_map_ops_for(kcfg->patch);
 
-	err = ops->map_alloc_check(attr);
-	if (err)
-		return err;
+	if (ops->map_alloc_check) {
+		err = ops->map_alloc_check(attr);
+		if (err)
+			return err;
+	}
 	map = ops->map_alloc(attr);
 	if (IS_ERR(map))
 		return PTR_ERR(map);

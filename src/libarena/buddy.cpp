@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Port of tools/testing/selftests/bpf/libarena/src/buddy.bpf.c at level
+// `before` (etsal/linux@2bf69ffa: arena_spin_lock_irqsave, bulk alloc/free)
+// and the NMI deferred free of etsal/linux@a1829e03 (levels in buddy.h).
+// Libarena names and control flow; every arena access goes through the
+// program's view of the arena (Arena::load*/store*). ASAN poisoning is not
+// modelled (the shadow model checks the same thing: no use of a free block).
+// arena_stderr diagnostics are dropped; can_loop is the loop bound itself.
+#include "libarena/buddy.h"
+
+namespace fl::libarena {
+
+namespace {
+
+// The chunk's fields (struct buddy_chunk __arena *chunk).
+u8 orders_byte(buddy_ctx *b, u64 chunk, u64 i) { return b->arena->load8(chunk + CHUNK_ORDERS + i); }
+u64 freelist(buddy_ctx *b, u64 chunk, u64 o) { return b->arena->load64(chunk + CHUNK_FREELISTS + 8 * o); }
+void set_freelist(buddy_ctx *b, u64 chunk, u64 o, u64 v) { b->arena->store64(chunk + CHUNK_FREELISTS + 8 * o, v); }
+u64 chunk_next(buddy_ctx *b, u64 chunk) { return b->arena->load64(chunk + CHUNK_NEXT); }
+void set_chunk_next(buddy_ctx *b, u64 chunk, u64 v) { b->arena->store64(chunk + CHUNK_NEXT, v); }
+u32 hdr_prev(buddy_ctx *b, u64 h) { return b->arena->load32(h + HDR_PREV); }
+u32 hdr_next(buddy_ctx *b, u64 h) { return b->arena->load32(h + HDR_NEXT); }
+void set_hdr_prev(buddy_ctx *b, u64 h, u32 v) { b->arena->store32(h + HDR_PREV, v); }
+void set_hdr_next(buddy_ctx *b, u64 h, u32 v) { b->arena->store32(h + HDR_NEXT, v); }
+u64 first_chunk(buddy_ctx *b) { return b->arena->load64(b->buddy + BUDDY_FIRST_CHUNK); }
+void set_first_chunk(buddy_ctx *b, u64 c) { b->arena->store64(b->buddy + BUDDY_FIRST_CHUNK, c); }
+
+}  // namespace
+
+// include/bpf_arena_spin_lock.h: arena_spin_lock_irqsave. One context at a
+// time: a held lock is what an NMI on the holder's CPU sees, and it spins
+// until the may_goto budget runs out (-ETIMEDOUT).
+static int buddy_lock(buddy_ctx *b)
+{
+	if (b->faults && b->faults->lock_fail_next > 0) {
+		b->faults->lock_fail_next--;
+		return -ETIMEDOUT;
+	}
+	if (b->arena->load32(b->buddy + BUDDY_LOCK))
+		return -ETIMEDOUT;
+	b->arena->store32(b->buddy + BUDDY_LOCK, 1);
+	if (b->faults && b->faults->nmi_at_lock_held) {  /* the NMI arrives here */
+		void (*nmi)(void *) = b->faults->nmi_at_lock_held;
+		b->faults->nmi_at_lock_held = nullptr;
+		nmi(b->faults->nmi_arg);
+	}
+	return 0;
+}
+
+// include/bpf_arena_spin_lock.h: arena_spin_unlock_irqrestore
+static void buddy_unlock(buddy_ctx *b)
+{
+	b->arena->store32(b->buddy + BUDDY_LOCK, 0);
+}
+
+// src/buddy.bpf.c: buddy_reserve_arena_vaddr
+static int buddy_reserve_arena_vaddr(buddy_ctx *b)
+{
+	b->arena->store64(b->buddy + BUDDY_VADDR, 0);
+
+	return b->arena->reserve_pages(b->arena->base() + BUDDY_VADDR_OFFSET, BUDDY_VADDR_SIZE / __PAGE_SIZE);
+}
+
+// src/buddy.bpf.c: buddy_unreserve_arena_vaddr. Free up any unused address space.
+static void buddy_unreserve_arena_vaddr(buddy_ctx *b)
+{
+	u64 vaddr = b->arena->load64(b->buddy + BUDDY_VADDR);
+
+	b->arena->free_pages(b->arena->base() + BUDDY_VADDR_OFFSET + vaddr,
+			     u32((BUDDY_VADDR_SIZE - vaddr) / __PAGE_SIZE));
+
+	b->arena->store64(b->buddy + BUDDY_VADDR, 0);
+}
+
+// src/buddy.bpf.c: buddy_alloc_arena_vaddr (the CAS always wins: one context)
+static int buddy_alloc_arena_vaddr(buddy_ctx *b, u64 *vaddrp)
+{
+	u64 vaddr, next;
+
+	if (!b || !vaddrp)
+		return -EINVAL;
+
+	vaddr = b->arena->load64(b->buddy + BUDDY_VADDR);
+	next = vaddr + BUDDY_CHUNK_BYTES;
+
+	if (next > BUDDY_VADDR_SIZE)
+		return -EINVAL;
+
+	b->arena->store64(b->buddy + BUDDY_VADDR, next);  /* __sync_val_compare_and_swap */
+
+	*vaddrp = b->arena->base() + BUDDY_VADDR_OFFSET + vaddr;
+
+	return 0;
+}
+
+const char *to_string(buddy_level l)
+{
+	switch (l) {
+	case buddy_level::before: return "before";
+	case buddy_level::nmi_deferred: return "nmi_deferred";
+	case buddy_level::ret_overwrite: return "ret_overwrite";
+	}
+	return "?";
+}
+
+// src/buddy.bpf.c: arena_next_pow2
+u64 arena_next_pow2(u64 n)
+{
+	n--;
+	n |= n >> 1;
+	n |= n >> 2;
+	n |= n >> 4;
+	n |= n >> 8;
+	n |= n >> 16;
+	n |= n >> 32;
+	n++;
+
+	return n;
+}
+
+// src/buddy.bpf.c: idx_set_allocated
+static int idx_set_allocated(buddy_ctx *b, u64 chunk, u64 idx, bool allocated)
+{
+	bool already_allocated;
+	u8 byte;
+
+	if (idx >= BUDDY_CHUNK_ITEMS)
+		return -EINVAL;  /* "setting state of invalid idx" */
+
+	byte = b->arena->load8(chunk + CHUNK_ALLOCATED + idx / 8);
+	already_allocated = byte & (1 << (idx % 8));
+	if (already_allocated == allocated)
+		return -EINVAL;  /* "Double alloc/free of idx" */
+
+	if (allocated)
+		byte |= u8(1 << (idx % 8));
+	else
+		byte &= u8(~(1 << (idx % 8)));
+	b->arena->store8(chunk + CHUNK_ALLOCATED + idx / 8, byte);
+
+	return 0;
+}
+
+// src/buddy.bpf.c: idx_is_allocated
+static int idx_is_allocated(buddy_ctx *b, u64 chunk, u64 idx, bool *allocated)
+{
+	if (idx >= BUDDY_CHUNK_ITEMS)
+		return -EINVAL;
+
+	*allocated = b->arena->load8(chunk + CHUNK_ALLOCATED + idx / 8) & (1 << (idx % 8));
+	return 0;
+}
+
+// src/buddy.bpf.c: idx_set_order. Two orders per byte; keep the other nibble.
+static int idx_set_order(buddy_ctx *b, u64 chunk, u64 idx, u8 order)
+{
+	u8 prev_order;
+
+	if (order >= BUDDY_CHUNK_NUM_ORDERS)
+		return -EINVAL;
+
+	if (idx >= BUDDY_CHUNK_ITEMS)
+		return -EINVAL;
+
+	prev_order = orders_byte(b, chunk, idx / 2);
+	if (idx & 0x1) {
+		order &= 0xf;
+		order |= (prev_order & 0xf0);
+	} else {
+		order = u8(order << 4);
+		order |= (prev_order & 0xf);
+	}
+
+	b->arena->store8(chunk + CHUNK_ORDERS + idx / 2, order);
+
+	return 0;
+}
+
+// src/buddy.bpf.c: idx_get_order (BUDDY_CHUNK_NUM_ORDERS for a bad index)
+static u8 idx_get_order(buddy_ctx *b, u64 chunk, u64 idx)
+{
+	u8 result;
+
+	if (idx >= BUDDY_CHUNK_ITEMS)
+		return BUDDY_CHUNK_NUM_ORDERS;
+
+	result = orders_byte(b, chunk, idx / 2);
+
+	return (idx & 0x1) ? (result & 0xf) : (result >> 4);
+}
+
+// src/buddy.bpf.c: idx_to_addr
+static u64 idx_to_addr(u64 chunk, u64 idx)
+{
+	if (idx >= BUDDY_CHUNK_ITEMS)
+		return 0;
+
+	return chunk + (idx * BUDDY_MIN_ALLOC_BYTES);
+}
+
+// src/buddy.bpf.c: idx_to_header (NULL for a bad or allocated index)
+static u64 idx_to_header(buddy_ctx *b, u64 chunk, u64 idx)
+{
+	bool allocated;
+	u64 address;
+
+	if (idx_is_allocated(b, chunk, idx, &allocated))
+		return 0;
+
+	if (allocated)
+		return 0;
+
+	address = idx_to_addr(chunk, idx);
+	if (!address)
+		return 0;
+
+	return address + BUDDY_HEADER_OFF;
+}
+
+// src/buddy.bpf.c: header_add_freelist
+static void header_add_freelist(buddy_ctx *b, u64 chunk, u64 header, u64 idx, u8 order)
+{
+	u64 tmp_header;
+
+	idx_set_order(b, chunk, idx, order);
+
+	set_hdr_next(b, header, u32(freelist(b, chunk, order)));
+	set_hdr_prev(b, header, BUDDY_CHUNK_ITEMS);
+
+	if (hdr_next(b, header) != BUDDY_CHUNK_ITEMS) {
+		tmp_header = idx_to_header(b, chunk, hdr_next(b, header));
+		set_hdr_prev(b, tmp_header, u32(idx));
+	}
+
+	set_freelist(b, chunk, order, idx);
+}
+
+// src/buddy.bpf.c: header_remove_freelist
+static void header_remove_freelist(buddy_ctx *b, u64 chunk, u64 header, u8 order)
+{
+	u64 tmp_header;
+
+	if (hdr_prev(b, header) != BUDDY_CHUNK_ITEMS) {
+		tmp_header = idx_to_header(b, chunk, hdr_prev(b, header));
+		set_hdr_next(b, tmp_header, hdr_next(b, header));
+	}
+
+	if (hdr_next(b, header) != BUDDY_CHUNK_ITEMS) {
+		tmp_header = idx_to_header(b, chunk, hdr_next(b, header));
+		set_hdr_prev(b, tmp_header, hdr_prev(b, header));
+	}
+
+	/* Pop off the list head if necessary. */
+	if (idx_to_header(b, chunk, freelist(b, chunk, order)) == header)
+		set_freelist(b, chunk, order, hdr_next(b, header));
+
+	set_hdr_prev(b, header, BUDDY_CHUNK_ITEMS);
+	set_hdr_next(b, header, BUDDY_CHUNK_ITEMS);
+}
+
+// src/buddy.bpf.c: size_to_order (64 makes the caller reject the size)
+u64 size_to_order(u64 size)
+{
+	u64 order;
+
+	if (size == 0 || size > (1ull << 32))
+		return 64;  /* "illegal size request" */
+
+	order = arena_fls(arena_next_pow2(size)) - 1;
+	if (order < BUDDY_MIN_ALLOC_SHIFT)
+		return 0;
+
+	return order - BUDDY_MIN_ALLOC_SHIFT;
+}
+
+// src/buddy.bpf.c: add_leftovers_to_freelist
+static int add_leftovers_to_freelist(buddy_ctx *b, u64 chunk, u32 cur_idx, u64 min_order, u64 max_order)
+{
+	u64 header;
+	u64 ord;
+	u32 idx;
+
+	for (ord = min_order; ord < max_order; ord++) {
+		/* Mark the buddy as free and add it to the freelists. */
+		idx = cur_idx + (1u << ord);
+
+		header = idx_to_header(b, chunk, idx);
+		if (!header)
+			return -EINVAL;  /* "idx has no header" */
+
+		header_add_freelist(b, chunk, header, idx, u8(ord));
+	}
+
+	return 0;
+}
+
+// src/buddy.bpf.c: buddy_chunk_get. Reserve-then-allocate a 1 MiB aligned
+// chunk, then carve the metadata out of its first slots.
+static u64 buddy_chunk_get(buddy_ctx *b)
+{
+	u64 order, ord, min_order, max_order;
+	u64 chunk;
+	u64 left;
+	int power2;
+	u64 vaddr;
+	u32 idx;
+	int ret;
+
+	ret = buddy_alloc_arena_vaddr(b, &vaddr);
+	if (ret)
+		return 0;
+
+	/* Addresses must be aligned to the chunk boundary. */
+	if (vaddr % BUDDY_CHUNK_BYTES)
+		return 0;
+
+	/* Unreserve the address space. */
+	b->arena->free_pages(vaddr, BUDDY_CHUNK_PAGES);
+
+	chunk = b->arena->alloc_pages(vaddr, BUDDY_CHUNK_PAGES);
+	if (!chunk)
+		return 0;  /* "[ALLOC FAILED]" */
+
+	if (buddy_lock(b)) {
+		b->arena->free_pages(vaddr, BUDDY_CHUNK_PAGES);
+		return 0;
+	}
+
+	/* Mark all freelists as empty. */
+	for (ord = 0; ord < BUDDY_CHUNK_NUM_ORDERS; ord++)
+		set_freelist(b, chunk, ord, BUDDY_CHUNK_ITEMS);
+
+	max_order = BUDDY_CHUNK_NUM_ORDERS;
+	left = SIZEOF_BUDDY_CHUNK;
+	idx = 0;
+	while (left) {
+		power2 = int(arena_fls(left)) - 1;
+		if (power2 >= int(BUDDY_CHUNK_NUM_ORDERS)) {
+			buddy_unlock(b);
+			return 0;  /* "buddy chunk metadata require allocation of order" */
+		}
+
+		/* Round up allocations that are too small. */
+		left -= (power2 >= int(BUDDY_MIN_ALLOC_SHIFT)) ? 1ull << power2 : left;
+		order = (power2 >= int(BUDDY_MIN_ALLOC_SHIFT)) ? u64(power2) - BUDDY_MIN_ALLOC_SHIFT : 0;
+
+		if (idx_set_allocated(b, chunk, idx, true)) {
+			buddy_unlock(b);
+			return 0;
+		}
+
+		min_order = left ? order + 1 : order;
+		if (add_leftovers_to_freelist(b, chunk, idx, min_order, max_order)) {
+			buddy_unlock(b);
+			return 0;
+		}
+
+		/* Adjust the index. */
+		idx += 1u << order;
+		max_order = order;
+	}
+
+	buddy_unlock(b);
+
+	return chunk;
+}
+
+// src/buddy.bpf.c: buddy_init
+int buddy_init(buddy_ctx *b)
+{
+	u64 chunk;
+	int ret;
+
+	ret = buddy_reserve_arena_vaddr(b);
+	if (ret)
+		return ret;
+
+	chunk = buddy_chunk_get(b);
+
+	if (buddy_lock(b)) {
+		if (chunk)  /* bpf_arena_free_pages(NULL) is a no-op */
+			b->arena->free_pages(chunk, BUDDY_CHUNK_PAGES);
+		return -EINVAL;
+	}
+
+	/* Chunk is already properly unpoisoned if allocated. */
+	if (chunk)
+		set_chunk_next(b, chunk, first_chunk(b));
+
+	/* Put the chunk at the beginning of the list. */
+	set_first_chunk(b, chunk);
+
+	buddy_unlock(b);
+
+	return chunk ? 0 : -ENOMEM;
+}
+
+// src/buddy.bpf.c: buddy_destroy. No lock, no check for live allocations.
+int buddy_destroy(buddy_ctx *b)
+{
+	u64 chunk, next;
+
+	if (!b)
+		return -EINVAL;
+
+	for (chunk = first_chunk(b); chunk; chunk = next) {
+		next = chunk_next(b, chunk);
+		b->arena->free_pages(chunk, BUDDY_CHUNK_PAGES);
+	}
+
+	/* Free up any part of the address space that did not get used. */
+	buddy_unreserve_arena_vaddr(b);
+
+	/* Clear all fields. */
+	set_first_chunk(b, 0);
+	if (b->level != buddy_level::before)
+		b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, 0);
+
+	return 0;
+}
+
+// src/buddy.bpf.c: buddy_chunk_alloc. One block of order order_req +
+// order_allocs, split into 2^order_allocs allocations of order order_req.
+static u64 buddy_chunk_alloc(buddy_ctx *b, u64 chunk, int order_req, int order_allocs)
+{
+	u64 header, tmp_header, next_header;
+	u32 idx, tmpidx, retidx;
+	u64 address;
+	u64 order = 0;
+	u64 i;
+
+	for (order = u64(order_req + order_allocs); order < BUDDY_CHUNK_NUM_ORDERS; order++) {
+		if (freelist(b, chunk, order) != BUDDY_CHUNK_ITEMS)
+			break;
+	}
+
+	if (order >= BUDDY_CHUNK_NUM_ORDERS)
+		return 0;
+
+	retidx = u32(freelist(b, chunk, order));
+	header = idx_to_header(b, chunk, retidx);
+	if (!header)
+		return 0;
+
+	set_freelist(b, chunk, order, hdr_next(b, header));
+
+	if (hdr_next(b, header) != BUDDY_CHUNK_ITEMS) {
+		next_header = idx_to_header(b, chunk, hdr_next(b, header));
+		set_hdr_prev(b, next_header, BUDDY_CHUNK_ITEMS);
+	}
+
+	set_hdr_prev(b, header, BUDDY_CHUNK_ITEMS);
+	set_hdr_next(b, header, BUDDY_CHUNK_ITEMS);
+	/*
+	 * For a bulk allocation, record the allocation state and size
+	 * of each item separately so each can be freed independently.
+	 */
+	for (i = 0, idx = retidx; i < (1u << order_allocs); i++) {
+		if (idx_set_order(b, chunk, idx, u8(order_req)))
+			return 0;
+
+		if (idx_set_allocated(b, chunk, idx, true))
+			return 0;
+
+		idx += 1u << order_req;
+	}
+
+	address = idx_to_addr(chunk, retidx);
+	if (!address)
+		return 0;
+
+	/* If we allocated from a larger-order chunk, split the buddies. */
+	for (i = u64(order_req + order_allocs); i < order; i++) {
+		/* Flip the bit for the current order (it is 0: add 1 << i). */
+		idx = retidx + (1u << i);
+
+		/* Add the buddy of the allocation to the free list. */
+		header = idx_to_header(b, chunk, idx);
+
+		if (idx_set_order(b, chunk, idx, u8(i)))
+			return 0;
+
+		/* Push the header to the beginning of the freelists list. */
+		tmpidx = u32(freelist(b, chunk, i));
+
+		set_hdr_prev(b, header, BUDDY_CHUNK_ITEMS);
+		set_hdr_next(b, header, tmpidx);
+
+		if (tmpidx != BUDDY_CHUNK_ITEMS) {
+			tmp_header = idx_to_header(b, chunk, tmpidx);
+			set_hdr_prev(b, tmp_header, idx);
+		}
+
+		set_freelist(b, chunk, i, idx);
+	}
+
+	return address;
+}
+
+// src/buddy.bpf.c: buddy_alloc_from_existing_chunks. Scan the chunks in list order.
+static u64 buddy_alloc_from_existing_chunks(buddy_ctx *b, int order, int norder)
+{
+	u64 chunk;
+	u64 address;
+
+	for (chunk = first_chunk(b); chunk; chunk = chunk_next(b, chunk)) {
+		address = buddy_chunk_alloc(b, chunk, order, norder);
+		if (address)
+			return address;
+	}
+
+	return 0;
+}
+
+// src/buddy.bpf.c: buddy_alloc_from_new_chunk. Link the chunk in and allocate from it.
+static u64 buddy_alloc_from_new_chunk(buddy_ctx *b, u64 chunk, int order, int norder)
+{
+	u64 address;
+
+	if (buddy_lock(b))
+		return 0;
+
+	set_chunk_next(b, chunk, first_chunk(b));
+	set_first_chunk(b, chunk);
+
+	address = buddy_chunk_alloc(b, first_chunk(b), order, norder);
+
+	buddy_unlock(b);
+
+	return address;
+}
+
+// src/buddy.bpf.c: buddy_alloc_memory
+static u64 buddy_alloc_memory(buddy_ctx *b, u64 size, u64 norder)
+{
+	u64 address = 0;
+	u64 chunk;
+	int order;
+
+	if (!b)
+		return 0;
+
+	order = int(size_to_order(size));
+	/* (nmi levels) an NMI never refills: it may interrupt the lock holder */
+	if (b->level != buddy_level::before && b->in_nmi)
+		return 0;
+	if (order < 0 || order >= int(BUDDY_CHUNK_NUM_ORDERS) || norder >= BUDDY_CHUNK_NUM_ORDERS - u64(order))
+		return 0;  /* "invalid order" */
+
+	if (buddy_lock(b))
+		return 0;
+
+	address = buddy_alloc_from_existing_chunks(b, order, int(norder));
+	buddy_unlock(b);
+	if (address)
+		goto done;
+
+	/* Get a new chunk. */
+	chunk = buddy_chunk_get(b);
+	if (chunk)
+		address = buddy_alloc_from_new_chunk(b, chunk, order, int(norder));
+
+done:
+	/* ASAN unpoisoning of exactly `size` bytes per object: not modelled */
+	return address;
+}
+
+// src/buddy.bpf.c: buddy_alloc_bulk. All or nothing: 2^norder contiguous objects.
+int buddy_alloc_bulk(buddy_ctx *b, u64 size, u64 norder, u64 *out)
+{
+	u64 address;
+	u64 i, off;
+	u64 step;
+
+	if (!b || !out || norder >= BUDDY_CHUNK_NUM_ORDERS)
+		return -EINVAL;
+
+	address = buddy_alloc_memory(b, size, norder);
+	if (!address)
+		return -ENOMEM;
+
+	step = BUDDY_MIN_ALLOC_BYTES << size_to_order(size);
+	for (i = 0, off = 0; i < (1u << norder); i++, off += step)
+		out[i] = address + off;
+
+	return 0;
+}
+
+// src/buddy.bpf.c: buddy_alloc
+u64 buddy_alloc(buddy_ctx *b, u64 size)
+{
+	return buddy_alloc_memory(b, size, 0);
+}
+
+// src/buddy.bpf.c: buddy_free_unlocked. Coalesce with free buddies of equal order.
+static int buddy_free_unlocked(buddy_ctx *b, u64 addr)
+{
+	u64 header, buddy_header;
+	u64 idx, buddy_idx, tmp_idx;
+	u64 chunk;
+	bool allocated;
+	u8 order;
+	int ret;
+
+	if (!b)
+		return -EINVAL;
+
+	if (addr & (BUDDY_MIN_ALLOC_BYTES - 1))
+		return -EINVAL;  /* "Freeing unaligned address" */
+
+	/* Get (chunk, idx) out of the address. */
+	chunk = addr & ~BUDDY_CHUNK_OFFSET_MASK;
+	idx = (addr & BUDDY_CHUNK_OFFSET_MASK) / BUDDY_MIN_ALLOC_BYTES;
+
+	/* Mark the block as unallocated so we can access the header. */
+	ret = idx_set_allocated(b, chunk, idx, false);
+	if (ret)
+		return ret;
+
+	order = idx_get_order(b, chunk, idx);
+	header = idx_to_header(b, chunk, idx);
+	(void)header;
+
+	for (; order < BUDDY_CHUNK_NUM_ORDERS; order++) {
+		buddy_idx = idx ^ (1u << order);
+
+		/* Check if the buddy is actually free (errors ignored, as upstream). */
+		allocated = false;
+		idx_is_allocated(b, chunk, buddy_idx, &allocated);
+		if (allocated)
+			break;
+
+		/* A buddy of another order: done coalescing. */
+		if (idx_get_order(b, chunk, buddy_idx) != order)
+			break;
+
+		buddy_header = idx_to_header(b, chunk, buddy_idx);
+		header_remove_freelist(b, chunk, buddy_header, order);
+
+		/* Keep the left header out of the two buddies, drop the other one. */
+		if (buddy_idx < idx) {
+			tmp_idx = idx;
+			idx = buddy_idx;
+			buddy_idx = tmp_idx;
+		}
+
+		/* Remove the buddy from the freelists so that we can merge it. */
+		idx_set_order(b, chunk, buddy_idx, order);
+	}
+
+	/* Header properly freed but not in any freelists yet. */
+	idx_set_order(b, chunk, idx, order);
+
+	header = idx_to_header(b, chunk, idx);
+	header_add_freelist(b, chunk, header, idx, order);
+
+	return 0;
+}
+
+// src/buddy.bpf.c (a1829e03): buddy_deferred_free_push. In NMI: push the
+// object on buddy->deferred_free, the link in its bytes [0, 8) (the header
+// is at [8, 16)); the cmpxchg loop always wins here (one context at a time).
+static void buddy_deferred_free_push(buddy_ctx *b, u64 first, u64 last)
+{
+	u64 head = b->arena->load64(b->buddy + BUDDY_DEFERRED_FREE);
+
+	b->arena->store64(last, head);
+	b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, first);
+}
+
+// src/buddy.bpf.c (a1829e03): deferred_free_complete. Under the lock: take
+// the whole list (cmpxchg head -> NULL), free each object, keep the first error.
+static int deferred_free_complete(buddy_ctx *b)
+{
+	u64 obj, next;
+	u64 i;
+	int ret = 0, err;
+
+	obj = b->arena->load64(b->buddy + BUDDY_DEFERRED_FREE);
+	b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, 0);
+	for (i = 0; obj && i < CAN_LOOP_BUDGET; i++, obj = next) {
+		next = b->arena->load64(obj);
+		err = buddy_free_unlocked(b, obj);
+		ret = ret ? ret : err;
+	}
+
+	return ret;
+}
+
+// src/buddy.bpf.c: buddy_free (NULL is a no-op). The nmi levels defer in
+// NMI and drain after the locked free; ret_overwrite keeps H's
+// `ret = deferred_free_complete()`, which drops the free's own error.
+int buddy_free(buddy_ctx *b, u64 addr)
+{
+	int ret, err;
+
+	if (!b)
+		return -EINVAL;
+
+	if (!addr)
+		return 0;
+
+	if (b->level != buddy_level::before && b->in_nmi) {
+		/* Not in H: the push writes the link at addr, so an unaligned
+		 * pointer would overwrite the link of the object before it (a
+		 * fuzz finding, see src/libarena/README.md). */
+		if (addr & (BUDDY_MIN_ALLOC_BYTES - 1))
+			return -EINVAL;
+		buddy_deferred_free_push(b, addr, addr);
+		return 0;
+	}
+
+	ret = buddy_lock(b);
+	if (ret)
+		return ret;
+
+	ret = buddy_free_unlocked(b, addr);
+
+	switch (b->level) {
+	case buddy_level::before:
+		break;
+	case buddy_level::nmi_deferred:
+		err = deferred_free_complete(b);
+		ret = ret ? ret : err;
+		break;
+	case buddy_level::ret_overwrite:
+		ret = deferred_free_complete(b);
+		break;
+	}
+
+	buddy_unlock(b);
+
+	return ret;
+}
+
+// src/buddy.bpf.c: buddy_free_bulk. One lock; NULLs skipped; the first error, but keep going.
+int buddy_free_bulk(buddy_ctx *b, const u64 *addrs, u64 naddrs)
+{
+	u64 i;
+	int err;
+	int ret = 0;
+
+	if (!b)
+		return -EINVAL;
+
+	if (!naddrs)
+		return 0;
+
+	if (!addrs)
+		return -EINVAL;
+
+	if (b->level != buddy_level::before && b->in_nmi) {
+		/* chain the non-NULL objects locally, splice them in with one cmpxchg */
+		u64 first = 0, last = 0;
+		for (i = 0; i < naddrs; i++) {
+			if (!addrs[i])
+				continue;
+			if (last)
+				b->arena->store64(last, addrs[i]);
+			else
+				first = addrs[i];
+			last = addrs[i];
+		}
+		if (first)
+			buddy_deferred_free_push(b, first, last);
+		return 0;
+	}
+
+	ret = buddy_lock(b);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < naddrs; i++) {
+		/* NULL pointers are ignored. */
+		if (!addrs[i])
+			continue;
+
+		err = buddy_free_unlocked(b, addrs[i]);
+		ret = ret ? ret : err;
+	}
+	if (b->level != buddy_level::before) {
+		err = deferred_free_complete(b);
+		ret = ret ? ret : err;
+	}
+
+	buddy_unlock(b);
+
+	return ret;
+}
+
+}  // namespace fl::libarena

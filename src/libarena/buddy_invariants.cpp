@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "libarena/buddy_invariants.h"
+
+#include <cstring>
+#include <set>
+
+namespace fl::libarena {
+
+namespace {
+
+// A chunk's metadata, read once: orders, allocated bits and free-list heads.
+struct ChunkMeta {
+	std::vector<u8> bytes = std::vector<u8>(SIZEOF_BUDDY_CHUNK);
+	u64 order(u64 idx) const
+	{
+		u8 v = bytes[CHUNK_ORDERS + idx / 2];
+		return (idx & 1) ? (v & 0xf) : (v >> 4);
+	}
+	bool allocated(u64 idx) const { return bytes[CHUNK_ALLOCATED + idx / 8] & (1u << (idx % 8)); }
+	u64 head(u64 o) const
+	{
+		u64 v;
+		std::memcpy(&v, &bytes[CHUNK_FREELISTS + 8 * o], 8);
+		return v;
+	}
+	u64 next() const
+	{
+		u64 v;
+		std::memcpy(&v, &bytes[CHUNK_NEXT], 8);
+		return v;
+	}
+};
+
+std::string hex(u64 v)
+{
+	char buf[24];
+	std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
+	return buf;
+}
+
+// The metadata blocks of §2.7 (idx -> order): the carve-out's allocated part.
+std::map<u64, u64> carve_out(std::map<u64, u64> *free_blocks)
+{
+	std::map<u64, u64> meta;
+	u64 left = SIZEOF_BUDDY_CHUNK, idx = 0, max_order = BUDDY_CHUNK_NUM_ORDERS;
+	while (left) {
+		u64 p = 63 - u64(__builtin_clzll(left));
+		u64 o = p >= BUDDY_MIN_ALLOC_SHIFT ? p - BUDDY_MIN_ALLOC_SHIFT : 0;
+		left = p >= BUDDY_MIN_ALLOC_SHIFT ? left - (1ull << p) : 0;
+		meta[idx] = o;
+		for (u64 k = left ? o + 1 : o; k < max_order; k++)
+			(*free_blocks)[idx + (1ull << k)] = k;
+		idx += 1ull << o;
+		max_order = o;
+	}
+	return meta;
+}
+
+const std::map<u64, u64> &metadata_blocks()
+{
+	static std::map<u64, u64> free_blocks;
+	static const std::map<u64, u64> meta = carve_out(&free_blocks);
+	return meta;
+}
+
+}  // namespace
+
+const std::map<u64, u64> &pristine_free_blocks()
+{
+	static std::map<u64, u64> free_blocks;
+	static const std::map<u64, u64> meta = carve_out(&free_blocks);
+	(void)meta;
+	return free_blocks;
+}
+
+std::vector<u8> snapshot_buddy(buddy_ctx *b)
+{
+	std::vector<u8> out(SIZEOF_BUDDY);
+	b->arena->machine().arena_kernel_read(b->buddy, out.data(), SIZEOF_BUDDY);
+	u64 chunk;
+	std::memcpy(&chunk, out.data() + BUDDY_FIRST_CHUNK, 8);
+	for (int n = 0; chunk && n < 1024; n++) {
+		ChunkMeta m;
+		b->arena->machine().arena_kernel_read(chunk, m.bytes.data(), u32(SIZEOF_BUDDY_CHUNK));
+		out.insert(out.end(), m.bytes.begin(), m.bytes.end());
+		for (u64 o = 0; o < BUDDY_CHUNK_NUM_ORDERS; o++)  // the headers of every free block
+			for (u64 i = m.head(o), k = 0; i < BUDDY_CHUNK_ITEMS && k < BUDDY_CHUNK_ITEMS; k++) {
+				u8 h[8] = {};
+				b->arena->machine().arena_kernel_read(chunk + 16 * i + BUDDY_HEADER_OFF, h, 8);
+				out.insert(out.end(), h, h + 8);
+				u32 next;
+				std::memcpy(&next, h + HDR_NEXT, 4);
+				i = next;
+			}
+		chunk = m.next();
+	}
+	return out;
+}
+
+std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep)
+{
+	Arena &a = *b->arena;
+	const u64 region = a.base() + BUDDY_VADDR_OFFSET;
+	const u64 vaddr = a.load64(b->buddy + BUDDY_VADDR);
+
+	// I11: vaddr monotone and bounded; chunks distinct, aligned, acyclic, inside the used region
+	if (vaddr > BUDDY_VADDR_SIZE || vaddr % BUDDY_CHUNK_BYTES)
+		return "I11: vaddr " + hex(vaddr) + " out of range or unaligned";
+	if (vaddr < shadow->last_vaddr)
+		return "I11: vaddr went back from " + hex(shadow->last_vaddr) + " to " + hex(vaddr);
+	shadow->last_vaddr = vaddr;
+	if (a.load32(b->buddy + BUDDY_LOCK))
+		return "I12: the lock is held between operations";
+	std::vector<u64> chunks;
+	std::set<u64> seen;
+	for (u64 c = a.load64(b->buddy + BUDDY_FIRST_CHUNK); c; c = a.load64(c + CHUNK_NEXT)) {
+		if (c % BUDDY_CHUNK_BYTES || c < region || c >= region + vaddr)
+			return "I11: chunk " + hex(c) + " not an aligned chunk of the used region";
+		if (!seen.insert(c).second)
+			return "I11: the chunk list has a cycle at " + hex(c);
+		chunks.push_back(c);
+	}
+
+	// I1: live objects disjoint, each in a chunk's data area, aligned to its size
+	u64 prev_end = 0;
+	for (auto [addr, order] : shadow->live) {
+		const u64 c = addr & ~BUDDY_CHUNK_OFFSET_MASK, idx = (addr - c) / 16, size = 16ull << order;
+		if (addr < prev_end)
+			return "I1: object " + hex(addr) + " overlaps the one before it";
+		prev_end = addr + size;
+		if (!seen.count(c))
+			return "I1: object " + hex(addr) + " is not in a chunk of the allocator";
+		if (idx % (1ull << order) || idx < 2569 || idx + (1ull << order) > BUDDY_CHUNK_ITEMS)
+			return "I1: object " + hex(addr) + " of order " + std::to_string(order) +
+			       " misaligned or over the metadata";
+	}
+	if (!deep)
+		return "";
+
+	for (u64 c : chunks) {
+		ChunkMeta m;
+		a.machine().arena_kernel_read(c, m.bytes.data(), u32(SIZEOF_BUDDY_CHUNK));
+		// I6 and I3: walk every free list
+		std::map<u64, u64> free_blocks;
+		for (u64 o = 0; o < BUDDY_CHUNK_NUM_ORDERS; o++) {
+			u64 prev = BUDDY_CHUNK_ITEMS;
+			u64 steps = 0;
+			for (u64 i = m.head(o); i != BUDDY_CHUNK_ITEMS; steps++) {
+				if (i >= BUDDY_CHUNK_ITEMS || steps > BUDDY_CHUNK_ITEMS)
+					return "I6: freelist " + std::to_string(o) + " of chunk " + hex(c) + " is corrupt";
+				if (m.allocated(i) || m.order(i) != o || i % (1ull << o))
+					return "I3: free block " + std::to_string(i) + " on freelist " + std::to_string(o) +
+					       " has allocated=" + std::to_string(m.allocated(i)) + " order " +
+					       std::to_string(m.order(i));
+				if (!free_blocks.emplace(i, o).second)
+					return "I3: block " + std::to_string(i) + " is on a free list twice";
+				const u64 h = c + 16 * i + BUDDY_HEADER_OFF;
+				if (a.load32(h + HDR_PREV) != prev)
+					return "I6: block " + std::to_string(i) + " prev is not its predecessor";
+				prev = i;
+				i = a.load32(h + HDR_NEXT);
+			}
+		}
+		// I2 and I4: metadata + live + free tile [0, 65536); bits only at allocated starts
+		std::map<u64, u64> all = metadata_blocks();
+		for (auto [addr, order] : shadow->live)
+			if ((addr & ~BUDDY_CHUNK_OFFSET_MASK) == c)
+				all[(addr - c) / 16] = order;
+		const size_t allocated_starts = all.size();
+		for (auto [idx, order] : all) {
+			if (!m.allocated(idx))
+				return "I4: allocated block " + std::to_string(idx) + " has no allocated bit";
+			if (!metadata_blocks().count(idx) && m.order(idx) != order)
+				return "I4: allocated block " + std::to_string(idx) + " has order nibble " +
+				       std::to_string(m.order(idx)) + ", not " + std::to_string(order);
+		}
+		for (auto [idx, order] : free_blocks)
+			if (!all.emplace(idx, order).second)
+				return "I1: free block " + std::to_string(idx) + " is also allocated";
+		u64 next = 0;
+		for (auto [idx, order] : all) {
+			if (idx != next)
+				return "I2: slots " + std::to_string(next) + ".." + std::to_string(idx) + " of chunk " + hex(c) +
+				       (idx < next ? " are covered twice" : " are neither free nor allocated (lost)");
+			next = idx + (1ull << order);
+		}
+		if (next != BUDDY_CHUNK_ITEMS)
+			return "I2: chunk " + hex(c) + " tiles only " + std::to_string(next) + " slots";
+		size_t bits = 0;
+		for (u64 i = 0; i < BUDDY_CHUNK_ITEMS / 8; i++)
+			bits += size_t(__builtin_popcount(m.bytes[CHUNK_ALLOCATED + i]));
+		if (bits != allocated_starts)
+			return "I4: chunk " + hex(c) + " has " + std::to_string(bits) + " allocated bits for " +
+			       std::to_string(allocated_starts) + " allocated blocks";
+		// I5: maximal coalescing
+		for (auto [idx, order] : free_blocks) {
+			if (order + 1 >= BUDDY_CHUNK_NUM_ORDERS)
+				continue;
+			auto it = free_blocks.find(idx ^ (1ull << order));
+			if (it != free_blocks.end() && it->second == order)
+				return "I5: free buddies " + std::to_string(idx) + " and " + std::to_string(it->first) +
+				       " of order " + std::to_string(order) + " were not merged";
+		}
+		// I7: a chunk with nothing allocated is back to its pristine carve-out
+		if (allocated_starts == metadata_blocks().size() && free_blocks != pristine_free_blocks())
+			return "I7: chunk " + hex(c) + " has nothing allocated but is not pristine";
+	}
+	return "";
+}
+
+}  // namespace fl::libarena

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The reference note's invariants I1-I7, I11 and I12 (libarena.md §4) for
+// one buddy allocator, checked against a shadow model of what its callers
+// hold. Not libarena code: the checker reads the allocator's arena memory
+// the way a debugger would and compares it with the shadow.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libarena/buddy.h"
+
+namespace fl::libarena {
+
+// What the callers hold: live objects (address -> order).
+struct Shadow {
+	std::map<u64, u64> live;
+	u64 last_vaddr = 0;  // I11: vaddr only grows (until destroy)
+};
+
+// The first invariant that does not hold ("I5: ..."), or "" when all do.
+// `deep` adds the O(chunk) checks (tiling, every bit and nibble).
+std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep = true);
+
+// The allocator-visible state (struct buddy, every chunk's metadata and the
+// headers on its free lists) as bytes: I12 compares it around a failing op.
+std::vector<u8> snapshot_buddy(buddy_ctx *b);
+
+// The free blocks (idx -> order) of a chunk nobody has allocated from: the
+// carve-out of §2.7, computed independently of buddy_chunk_get.
+const std::map<u64, u64> &pristine_free_blocks();
+
+}  // namespace fl::libarena

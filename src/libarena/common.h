@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Port of tools/testing/selftests/bpf/libarena/include/libarena/common.h and
+// src/common.bpf.c: the arena a libarena program runs on, and the BPF
+// program's view of it. The arena is the port's BPF_MAP_TYPE_ARENA on a
+// Machine (src/kernel/kernel/bpf/arena.cpp), created and mmapped the way
+// libbpf does at load time; __arena pointers are the user addresses, and
+// the program's loads and stores go through kern_vm_start + (u32)addr.
+// A load of an unpopulated arena page reads 0 and a store to one is dropped
+// (the JIT's exception table; reference note §2.13, UNCONFIRMED).
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+
+#include "sim/machine.h"
+
+namespace fl::libarena {
+
+typedef uint8_t u8;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int64_t s64;
+
+// include/libarena/common.h: max_entries = 1UL << (32 - ffs(PAGE_SIZE) + 1): 4 GiB of 4 KiB pages
+inline constexpr u32 ARENA_PAGES = 1u << 20;
+inline constexpr u64 __PAGE_SIZE = 4096;
+inline constexpr int NUMA_NO_NODE = -1;
+
+// The arena map and the program's access to it (struct bpf_map arena SEC(".maps")).
+class Arena {
+public:
+	Arena();  // a 64-bit, 4 KiB-page machine; map created and mmapped (libbpf)
+	bool ok() const { return base_ != 0; }
+	u64 base() const { return base_; }  // user_vm_start: 4 GiB aligned
+	Machine &machine() { return *m_; }
+
+	// bpf_arena_alloc_pages / free_pages / reserve_pages with an arena pointer.
+	u64 alloc_pages(u64 addr, u32 cnt) { return m_->arena_alloc_pages(addr, cnt); }
+	void free_pages(u64 addr, u32 cnt) { m_->arena_free_pages(addr, cnt); }
+	int reserve_pages(u64 addr, u32 cnt) { return int(m_->arena_reserve_pages(addr, cnt)); }
+
+	// The program's arena loads and stores (absent page: 0 / dropped).
+	u8 load8(u64 a);
+	u32 load32(u64 a);
+	u64 load64(u64 a);
+	void store8(u64 a, u8 v);
+	void store32(u64 a, u32 v);
+	void store64(u64 a, u64 v);
+	bool present(u64 a);  // a page is mapped in the kernel view at a
+
+private:
+	std::unique_ptr<Machine> m_;
+	u64 base_ = 0;
+};
+
+// src/common.bpf.c: arena_fls, 1-based (64 - clzll(x); 0 for 0).
+inline u64 arena_fls(u64 x) { return x ? 64 - __builtin_clzll(x) : 0; }
+
+}  // namespace fl::libarena

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// libarena's buddy allocator on the port's arena: the upstream selftests
+// (LA/selftests/test_buddy.bpf.c, reference note §5), the carve-out of §2.7,
+// a seeded random op sequence with I1-I7, I11, I12 checked after every op, and
+// the allocator Programs (text form, binary form, the regression corpus).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "libarena/buddy.h"
+#include "libarena/buddy_invariants.h"
+#include "libarena/buddy_program.h"
+#include "libarena/buddy_runner.h"
+
+namespace fl::libarena {
+
+namespace {
+
+// The harness of LA/selftests/selftest.c: an arena, struct buddy among its
+// globals (the last page, touched by user space as libbpf does), and
+// arena_alloc_reserve's 8 pages at offset 0.
+struct Fixture {
+	Arena arena;
+	buddy_faults faults;
+	buddy_ctx b{&arena, 0, &faults};
+	Shadow shadow;
+	Fixture()
+	{
+		EXPECT_TRUE(arena.ok());
+		b.buddy = arena.base() + (u64(ARENA_PAGES) - 1) * __PAGE_SIZE;
+		EXPECT_EQ(arena.machine().store(0, b.buddy, 8, 0).sig, 0);
+		EXPECT_EQ(arena.reserve_pages(arena.base(), 8), 0);
+	}
+	void check(const char *when)
+	{
+		const std::string v = check_buddy(&b, &shadow);
+		ASSERT_EQ(v, "") << when;
+	}
+};
+
+constexpr u64 kSelftestSizes[] = {3, 17, 1025, 129, 16350, 333, 9, 517};
+
+}  // namespace
+
+TEST(Buddy, CarveOutMatchesTheReference)
+{
+	const std::map<u64, u64> want = {{2569, 0}, {2570, 1}, {2572, 2},  {2576, 4},   {2592, 5},
+					 {2624, 6}, {2688, 7}, {2816, 8},  {3072, 10},  {4096, 12},
+					 {8192, 13}, {16384, 14}, {32768, 15}};
+	EXPECT_EQ(pristine_free_blocks(), want);
+	u64 free_slots = 0;
+	for (auto [idx, o] : want)
+		free_slots += 1ull << o;
+	EXPECT_EQ(free_slots * 16, 1007472u);  // §2.7
+	EXPECT_EQ(SIZEOF_BUDDY_CHUNK, 41096u);
+}
+
+TEST(Buddy, SizeToOrder)
+{
+	EXPECT_EQ(size_to_order(0), 64u);
+	EXPECT_EQ(size_to_order(1), 0u);
+	EXPECT_EQ(size_to_order(16), 0u);
+	EXPECT_EQ(size_to_order(17), 1u);
+	EXPECT_EQ(size_to_order(512 * 1024), 15u);
+	EXPECT_EQ(size_to_order(512 * 1024 + 1), 16u);
+	EXPECT_EQ(size_to_order((1ull << 32) + 1), 64u);
+}
+
+// test_buddy_create + test_buddy_alloc: init/destroy cycles, a fresh chunk each time
+TEST(Buddy, CreateAndAllocSelftests)
+{
+	Fixture f;
+	for (u64 size : kSelftestSizes) {
+		ASSERT_EQ(buddy_init(&f.b), 0);
+		f.shadow = Shadow{};
+		f.check("after init");
+		const u64 p = buddy_alloc(&f.b, size);
+		ASSERT_NE(p, 0u) << size;
+		f.shadow.live[p] = size_to_order(size);
+		f.check("after alloc");
+		ASSERT_EQ(buddy_destroy(&f.b), 0);
+	}
+}
+
+// test_buddy_alloc_multiple (shortened): poison bytes written by the user
+// through the mapping survive, a second chunk comes into use, and freeing
+// everything brings every chunk back to pristine (I7).
+TEST(Buddy, AllocMultipleUsesASecondChunkAndRoundTrips)
+{
+	Fixture f;
+	ASSERT_EQ(buddy_init(&f.b), 0);
+	const u64 sizes[] = {3, 17, 1025, 129, 16350, 333, 9, 517, 2099};
+	std::vector<u64> ptrs;
+	for (int i = 0; i < 512; i++) {  // as the selftest: about 1.39 MB of blocks
+		const u64 size = sizes[i % 9];
+		const u64 p = buddy_alloc(&f.b, size);
+		ASSERT_NE(p, 0u);
+		f.shadow.live[p] = size_to_order(size);
+		ASSERT_EQ(f.arena.machine().store(0, p, 1, u64(i)).sig, 0);  // user space writes the object
+		ptrs.push_back(p);
+	}
+	f.check("after 512 allocations");
+	std::set<u64> chunks;
+	for (u64 p : ptrs)
+		chunks.insert(p & ~BUDDY_CHUNK_OFFSET_MASK);
+	EXPECT_GE(chunks.size(), 2u);
+	for (size_t i = 0; i < ptrs.size(); i++) {
+		ASSERT_EQ(f.arena.machine().load(0, ptrs[i], 1).bytes, std::vector<u8>{u8(i)});
+		ASSERT_EQ(buddy_free(&f.b, ptrs[i]), 0);
+		f.shadow.live.erase(ptrs[i]);
+	}
+	f.check("after freeing everything");  // I7 holds for every chunk
+	EXPECT_EQ(buddy_destroy(&f.b), 0);
+	EXPECT_EQ(f.arena.machine().load(0, ptrs[0], 1).sig, 0);  // a user touch after destroy refaults a zero page
+}
+
+// Bulk: contiguous, individually freeable, coalescing back (§3.2); errors.
+TEST(Buddy, BulkAllocAndFree)
+{
+	Fixture f;
+	ASSERT_EQ(buddy_init(&f.b), 0);
+	u64 out[8] = {};
+	ASSERT_EQ(buddy_alloc_bulk(&f.b, 64, 3, out), 0);
+	for (int i = 0; i < 8; i++) {
+		EXPECT_EQ(out[i], out[0] + 64u * u64(i));
+		f.shadow.live[out[i]] = 2;
+	}
+	f.check("after bulk alloc");
+	EXPECT_EQ(buddy_alloc_bulk(&f.b, 64, 16, out), -EINVAL);
+	EXPECT_EQ(buddy_alloc_bulk(&f.b, 1 << 19, 1, out), -ENOMEM);  // order 15 + 1: too big
+	const u64 with_null_and_duplicate[] = {out[0], 0, out[1], out[1], out[2], out[3], out[4], out[5], out[6], out[7]};
+	EXPECT_EQ(buddy_free_bulk(&f.b, with_null_and_duplicate, 10), -EINVAL);  // the first error, but all freed
+	f.shadow.live.clear();
+	f.check("after bulk free");
+	EXPECT_EQ(buddy_free_bulk(&f.b, nullptr, 0), 0);
+	EXPECT_EQ(buddy_free_bulk(&f.b, nullptr, 1), -EINVAL);
+}
+
+// I12: every refused call leaves the allocator exactly as it was.
+TEST(Buddy, ErrorContractLeavesNoTrace)
+{
+	Fixture f;
+	ASSERT_EQ(buddy_init(&f.b), 0);
+	const u64 p = buddy_alloc(&f.b, 100);
+	ASSERT_NE(p, 0u);
+	f.shadow.live[p] = size_to_order(100);
+	const std::vector<u8> before = snapshot_buddy(&f.b);
+	EXPECT_EQ(buddy_free(&f.b, 0), 0);
+	EXPECT_EQ(buddy_free(&f.b, p + 1), -EINVAL);   // unaligned
+	EXPECT_EQ(buddy_free(&f.b, p + 16), -EINVAL);  // interior
+	EXPECT_EQ(buddy_alloc(&f.b, 0), 0u);
+	EXPECT_EQ(buddy_alloc(&f.b, (512 << 10) + 1), 0u);
+	f.faults.lock_fail_next = 1;
+	EXPECT_EQ(buddy_free(&f.b, p), -ETIMEDOUT);
+	f.faults.lock_fail_next = 1;
+	EXPECT_EQ(buddy_alloc(&f.b, 16), 0u);
+	EXPECT_EQ(snapshot_buddy(&f.b), before);
+	ASSERT_EQ(buddy_free(&f.b, p), 0);
+	f.shadow.live.erase(p);
+	const std::vector<u8> after_free = snapshot_buddy(&f.b);
+	EXPECT_EQ(buddy_free(&f.b, p), -EINVAL);  // double free
+	EXPECT_EQ(snapshot_buddy(&f.b), after_free);
+	f.check("after the refusals");
+}
+
+// A seeded random sequence: alloc / bulk / free (live, stale, interior,
+// unaligned, NULL) / bulk free / destroy+init, the shadow predicting every
+// result, the invariants after every op.
+TEST(Buddy, RandomOpsKeepTheInvariants)
+{
+	const uint32_t seed = 0xb0dd1;
+	std::printf("Buddy.RandomOpsKeepTheInvariants seed=0x%x\n", unsigned(seed));
+	std::mt19937_64 rng(seed);
+	Fixture f;
+	ASSERT_EQ(buddy_init(&f.b), 0);
+	std::vector<u64> stale;
+	for (int step = 0; step < 400; step++) {
+		const unsigned k = unsigned(rng() % 10);
+		if (k < 4) {
+			const u64 size = 1 + rng() % ((rng() % 4) ? 300 : 70000);
+			const u64 p = buddy_alloc(&f.b, size);
+			ASSERT_NE(p, 0u);
+			f.shadow.live[p] = size_to_order(size);
+		} else if (k == 4) {
+			u64 out[16];
+			const u64 norder = rng() % 5, size = 1 + rng() % 100;
+			ASSERT_EQ(buddy_alloc_bulk(&f.b, size, norder, out), 0);
+			for (u64 i = 0; i < (1u << norder); i++)
+				f.shadow.live[out[i]] = size_to_order(size);
+		} else if (k < 8 && !f.shadow.live.empty()) {
+			auto it = f.shadow.live.begin();
+			std::advance(it, long(rng() % f.shadow.live.size()));
+			u64 target = it->first;
+			switch (rng() % 5) {
+			case 0: target += 1; break;                                   // unaligned
+			case 1: target = stale.empty() ? 0 : stale[rng() % stale.size()]; break;  // stale or NULL
+			default: break;
+			}
+			const bool ok = target == 0 || f.shadow.live.count(target);
+			ASSERT_EQ(buddy_free(&f.b, target), ok ? 0 : -EINVAL) << "step " << step;
+			if (target && ok) {
+				f.shadow.live.erase(target);
+				stale.push_back(target);
+			}
+		} else if (k == 8) {
+			std::vector<u64> batch;
+			for (auto [addr, order] : f.shadow.live)
+				if (rng() % 3 == 0)
+					batch.push_back(addr);
+			ASSERT_EQ(buddy_free_bulk(&f.b, batch.data(), batch.size()), 0);
+			for (u64 a : batch) {
+				f.shadow.live.erase(a);
+				stale.push_back(a);
+			}
+		} else if (rng() % 8 == 0) {
+			ASSERT_EQ(buddy_destroy(&f.b), 0);
+			ASSERT_EQ(buddy_init(&f.b), 0);
+			f.shadow = Shadow{};
+			stale.clear();
+		}
+		const std::string v = check_buddy(&f.b, &f.shadow, step % 4 == 0);
+		ASSERT_EQ(v, "") << "step " << step;
+	}
+}
+
+}  // namespace fl::libarena
+
+// ---- allocator Programs ------------------------------------------------------
+
+namespace fl::libarena {
+
+TEST(BuddyProgram, TextRoundTripsAndBadTextIsOneLine)
+{
+	const std::string text =
+		"level nmi_deferred\nalloc 100\nbulk 64 norder=3\nfree live:1 nmi=stale:0\nfree interior:2\n"
+		"free unaligned:0\nfree null\nfree_bulk live:0,live:0,null\nfree_bulk none\nnmi_free live:3\n"
+		"nmi_alloc 32\nstore live:2 val=7\nreinit\n";
+	std::string err;
+	auto p = parse_buddy_program(text, &err);
+	ASSERT_TRUE(p) << err;
+	EXPECT_EQ(format_buddy_program(*p), text);
+	EXPECT_FALSE(parse_buddy_program("alloc 1\nfrob 2\n", &err));
+	EXPECT_EQ(err, "line 2: unknown op 'frob'");
+	EXPECT_FALSE(parse_buddy_program("free live:x\n", &err));
+	EXPECT_EQ(err, "line 1: bad arguments to 'free'");
+}
+
+TEST(BuddyProgram, DecodedProgramsRoundTripAndRunQuietOnCorrectLevels)
+{
+	const uint32_t seed = 0xb1a5;
+	std::printf("BuddyProgram seed=0x%x\n", unsigned(seed));
+	std::mt19937 rng(seed);
+	for (int i = 0; i < 24; i++) {  // ~0.2 s each under ASan: a fresh 4 GiB arena and allocator
+		std::vector<u8> bytes(rng() % 80);
+		for (u8 &x : bytes)
+			x = u8(rng());
+		const buddy_level level = i % 2 ? buddy_level::nmi_deferred : buddy_level::before;
+		const BuddyProgram p = decode_buddy_program(bytes.data(), bytes.size(), level);
+		std::string err;
+		auto q = parse_buddy_program(format_buddy_program(p), &err);
+		ASSERT_TRUE(q) << err;
+		ASSERT_EQ(q->ops, p.ops);
+		const BuddyVerdict v = run_buddy_program(p);
+		ASSERT_TRUE(v.ok) << v.what << "\n" << format_buddy_program(p);
+	}
+}
+
+// corpora/buddy/regression/*.bl, each at every level, against its "# expect" line.
+TEST(BuddyProgram, RegressionCorpus)
+{
+	const std::filesystem::path dir = std::filesystem::path(FL_SOURCE_DIR) / "corpora/buddy/regression";
+	int files = 0;
+	for (const auto &entry : std::filesystem::directory_iterator(dir)) {
+		std::ifstream in(entry.path());
+		std::stringstream ss;
+		ss << in.rdbuf();
+		const std::string text = ss.str();
+		std::string err;
+		auto p = parse_buddy_program(text, &err);
+		ASSERT_TRUE(p) << entry.path() << ": " << err;
+		const std::string expect = text.substr(text.find("# expect "), text.find('\n', text.find("# expect ")) -
+											  text.find("# expect "));
+		for (buddy_level l : {buddy_level::before, buddy_level::nmi_deferred, buddy_level::ret_overwrite}) {
+			p->level = l;
+			const BuddyVerdict v = run_buddy_program(*p);
+			const std::string lv = to_string(l);
+			const bool want_violation = expect.find("violation") != std::string::npos &&
+						    expect.find(lv, expect.find("violation")) != std::string::npos;
+			EXPECT_EQ(!v.ok, want_violation) << entry.path() << " at " << lv << ": " << v.what;
+			if (want_violation) {
+				const std::string at = "at op " + std::to_string(v.op + 1);
+				EXPECT_NE(expect.find(v.what.substr(0, v.what.find(':'))), std::string::npos) << v.what;
+				EXPECT_NE(expect.find(at), std::string::npos) << at;
+			}
+		}
+		files++;
+	}
+	EXPECT_GE(files, 2);
+}
+
+}  // namespace fl::libarena

@@ -6,6 +6,7 @@
 
 #include "options.h"
 #include "oracle.h"
+#include "reach.h"
 #include "replay.h"
 
 namespace {
@@ -17,6 +18,8 @@ const char kUsage[] =
 	"  decode FILE...                              print the Program a fuzzer input (bytes) decodes to\n"
 	"  oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]\n"
 	"                                              Programs on the host kernel against the port\n"
+	"  reach [--binary] [--random N --seed S] [FILE|DIR...]\n"
+	"                                              what Programs reach on the port (JSON)\n"
 	"configuration filters (comma lists): --patch pre,v1,v2,v3  --arch 32,64  --page 4k,16k,64k\n"
 	"                                     --door anon,regular,direct  --spec mask,bypass\n";
 
@@ -38,6 +41,8 @@ int main(int argc, char **argv)
 			return fl::cli::summary_main(args);
 		if (cmd == "decode")
 			return fl::cli::decode_main(args);
+		if (cmd == "reach")
+			return fl::cli::reach_main(args);
 		if (cmd == "oracle")
 			return fl::cli::oracle_main(args);
 		throw fl::cli::UsageError("unknown command '" + cmd + "'");

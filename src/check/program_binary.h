@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <random>
+#include <vector>
 
 #include "check/program.h"
 
@@ -19,5 +21,9 @@ namespace fl {
 Program decode_program(const uint8_t *data, size_t size);
 
 inline constexpr int kMaxDecodedOps = 24;
+
+// One random input of the oracle's and the reach report's random batches
+// (4..160 bytes): the same seed gives both the same Programs.
+std::vector<uint8_t> random_program_bytes(std::mt19937_64 &);
 
 }  // namespace fl

@@ -15,6 +15,7 @@ constexpr Invariant kInvariants[] = {
 	Invariant::coherent,
 	Invariant::pte_outside_vma,
 	Invariant::freeze_iff,
+	Invariant::contents,
 };
 
 }  // namespace
@@ -30,6 +31,7 @@ const char *to_string(Invariant i)
 	case Invariant::coherent: return "coherent";
 	case Invariant::pte_outside_vma: return "pte_outside_vma";
 	case Invariant::freeze_iff: return "freeze_iff";
+	case Invariant::contents: return "contents";
 	}
 	return "?";
 }

@@ -18,6 +18,7 @@ enum class Invariant : uint8_t {
 	coherent,         // a user load returns what the kernel's view holds at that offset
 	pte_outside_vma,  // no PTE outside a VMA
 	freeze_iff,       // BPF_MAP_FREEZE succeeds iff nothing writable is live
+	contents,         // a lookup or user load returns the bytes last written there (check/contents.h)
 };
 
 const char *to_string(Invariant);

@@ -17,6 +17,7 @@ TEST_P(Differential, VerdictOk)
 	const Config cfg = GetParam();
 	check_property("differential", cfg, [cfg] {
 		const Program p = *gen_program();
+		dump_case("differential", p, cfg);
 		RunReport r = run_differential(p, cfg);
 		FL_PROP_ASSERT(r.verdict.kind == Verdict::ok, p, cfg, "verdict: " + r.verdict.str());
 	});

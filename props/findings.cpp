@@ -12,7 +12,7 @@
 
 namespace fl::props {
 
-Program pin(const Program &p, const Config &cfg)
+Program pin_config(const Program &p, const Config &cfg)
 {
 	Program out = p;
 	out.header.arch = cfg.arch;
@@ -20,6 +20,12 @@ Program pin(const Program &p, const Config &cfg)
 	out.header.page_shift = cfg.page_shift;
 	out.header.door = cfg.door;
 	out.header.bypass_spec_v1 = cfg.bypass_spec_v1;
+	return out;
+}
+
+Program pin(const Program &p, const Config &cfg)
+{
+	Program out = pin_config(p, cfg);
 	out.expects.clear();
 	Verdict v = run_differential(out, cfg).verdict;
 	Expectation e;  // an empty ConfigFilter-less "expect ..." applies to the pinned config

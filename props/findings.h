@@ -11,7 +11,9 @@
 
 namespace fl::props {
 
-// The expectation line the replay will check, e.g. "expect violation foreign_page".
+// The Program with every configuration axis pinned in its header.
+Program pin_config(const Program &, const Config &);
+// pin_config plus the expectation line the replay will check, e.g. "expect violation foreign_page".
 Program pin(const Program &, const Config &);
 // Writes the file; returns its path ("" if it could not be written).
 std::string export_finding(const Program &, const Config &, const std::string &property,

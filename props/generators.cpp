@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "props/generators.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -28,6 +29,7 @@ using namespace fl::uapi;
 // definitions included) always leaves a valid Program.
 constexpr std::array<const char *, 6> kSlotNames = {"A", "B", "C", "D", "R", "S"};
 constexpr int kMapSlots = 4, kFirstReserve = 4;
+constexpr uint64_t kMaxEagerPages = 1100, kWindowPages = 32;  // as the binary decoder's
 
 Num pages(uint64_t n) { return Num{n, true}; }
 Num bytes(uint64_t n) { return Num{n, false}; }
@@ -166,6 +168,19 @@ rc::Gen<Op> gen_access(OpKind kind)
 		rc::gen::weightedOneOf<int>({{4, rc::gen::just(0)}, {1, rc::gen::just(1)}}));
 }
 
+// An element index: the first few (where neighbouring elements meet), any,
+// or the one holding byte 2^32 of the data (its offset needs 64 bits).
+rc::Gen<uint32_t> gen_index(const MapSpec &spec)
+{
+	const uint64_t elem = (uint64_t(spec.value_size) + 7) & ~uint64_t(7);
+	const uint32_t at_4g = uint32_t(std::min<uint64_t>((uint64_t(1) << 32) / elem, UINT32_MAX));
+	return rc::gen::weightedOneOf<uint32_t>({
+		{3, rc::gen::inRange<uint32_t>(0, 4)},
+		{3, rc::gen::inRange<uint32_t>(0, spec.max_entries + 1)},
+		{1, rc::gen::elementOf(std::vector<uint32_t>{at_4g, at_4g + 1, spec.max_entries - 1})},
+	});
+}
+
 rc::Gen<Op> gen_elem_op(OpKind kind, const MapSpec &spec)
 {
 	return rc::gen::apply(
@@ -177,7 +192,7 @@ rc::Gen<Op> gen_elem_op(OpKind kind, const MapSpec &spec)
 			op.flags = kind == OpKind::update ? flags : 0;
 			return op;
 		},
-		rc::gen::inRange<uint32_t>(0, spec.max_entries + 1), rc::gen::inRange<uint64_t>(0, 1000),
+		gen_index(spec), rc::gen::inRange<uint64_t>(0, 1000),
 		rc::gen::element<int>(int(BPF_ANY), int(BPF_EXIST), int(BPF_NOEXIST)));
 }
 
@@ -234,6 +249,14 @@ Program build(const MapSpec &spec, const std::vector<Op> &raw)
 			op.addr.label = label[size_t(op.addr.label)];
 		if (op.has_at)
 			op.at.label = label[size_t(op.at.label)];
+		// A mapping of a big map that would succeed with more than
+		// kMaxEagerPages pages becomes a window at its end: `pre`, the
+		// lockstep reference, would insert every page at mmap.
+		const uint64_t v = visible_pages(spec), n = op.len.pages ? op.len.value : op.len.value / kPage;
+		if (op.kind == OpKind::mmap && n > kMaxEagerPages && op.pgoff < v && n <= v - op.pgoff) {
+			op.pgoff = v - kWindowPages;
+			op.len = pages(kWindowPages);
+		}
 		if (op.label >= 0) {
 			size_t slot = size_t(op.label);
 			if (label[slot] < 0)
@@ -287,9 +310,28 @@ rc::Gen<uint64_t> gen_pages_near_edges(uint64_t visible)
 		rc::gen::inRange(0, 5), rc::gen::inRange<uint64_t>(0, 4), rc::gen::arbitrary<bool>());
 }
 
+rc::Gen<MapSpec> gen_big_map_spec()
+{
+	// The same big numbers as the binary decoder's kBigGeometries
+	// (src/check/program_binary.cpp): data past 4 GiB, value_size x
+	// max_entries at 2^31 and 2^32, non-power-of-two entries for the mask.
+	return rc::gen::map(
+		rc::gen::elementOf(std::vector<std::pair<uint32_t, uint32_t>>{
+			{8, (1u << 29) + 1}, {16, 1u << 28}, {12, (1u << 28) + 3}, {4096, (1u << 20) + 1},
+			{65535, 65537}, {65536, 65536}, {32768, 65535}, {8, (1u << 28) - 1}, {24, 178956971},
+			{4104, (1u << 20) - 1}, {4096, 513}, {4096, 1030}}),
+		[](std::pair<uint32_t, uint32_t> g) {
+			MapSpec s;
+			s.value_size = g.first;
+			s.max_entries = g.second;
+			return s;
+		});
+}
+
 rc::Gen<Program> gen_program(size_t max_ops)
 {
-	return rc::gen::mapcat(gen_map_spec(), [max_ops](const MapSpec &spec) {
+	auto spec = rc::gen::weightedOneOf<MapSpec>({{5, gen_map_spec()}, {1, gen_big_map_spec()}});
+	return rc::gen::mapcat(spec, [max_ops](const MapSpec &spec) {
 		// resize: at most max_ops ops, whatever RC_PARAMS max_size is.
 		auto ops = rc::gen::resize(int(max_ops), rc::gen::container<std::vector<Op>>(gen_op(spec)));
 		return rc::gen::map(ops, [spec](const std::vector<Op> &raw) { return build(spec, raw); });

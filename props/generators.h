@@ -29,6 +29,9 @@ inline constexpr uint64_t kPage = uint64_t(1) << kPageShift;
 uint64_t visible_pages(const MapSpec &);
 
 rc::Gen<MapSpec> gen_map_spec();
+// Geometries at the big numbers: data past 4 GiB, value_size x max_entries
+// near 2^31 and 2^32, non-power-of-two entries, maps spanning PTE tables.
+rc::Gen<MapSpec> gen_big_map_spec();
 // A page count near a turning point: small, around `visible`, or around
 // 2^20 / 2^32 / 2^52 / 2^64 (and their ULONG_MAX-like neighbours).
 rc::Gen<uint64_t> gen_pages_near_edges(uint64_t visible);

@@ -24,6 +24,7 @@ struct Sut {
 	std::map<int, int> label;      // base -> Program label
 	int holes = 0;
 
+	~Sut() { dump_case("model", prog, cfg); }
 	Sut(const Config &c, const MapSpec &spec) : cfg(c), m(make_machine(c))
 	{
 		prog.map = spec;

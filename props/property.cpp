@@ -2,6 +2,7 @@
 #include "props/property.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -75,6 +76,16 @@ bool known_broken(const Config &c)
 void note_failing_case(const Program &p, const Config &cfg)
 {
 	g_noted = Noted{p, cfg};
+}
+
+void dump_case(const std::string &property, const Program &p, const Config &cfg)
+{
+	static const char *dir = std::getenv("FL_PROPS_DUMP_DIR");
+	static uint64_t n = 0;
+	if (!dir || !*dir)
+		return;
+	std::ofstream(std::string(dir) + "/" + property + "-" + config_test_name(cfg) + "-" + std::to_string(n++) + ".fl")
+		<< format_program(pin_config(p, cfg));
 }
 
 void check_property(const std::string &property, const Config &cfg, std::function<void()> prop)

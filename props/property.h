@@ -34,6 +34,10 @@ bool known_broken(const Config &);
 // remembered when RapidCheck stops is the shrunk counterexample).
 void note_failing_case(const Program &, const Config &);
 
+// With FL_PROPS_DUMP_DIR set, writes every generated case's Program there,
+// its configuration pinned (the reach report reads what props generated).
+void dump_case(const std::string &property, const Program &, const Config &);
+
 // Runs `prop` as RapidCheck property `property` (id: gtest suite/name, so
 // RC_PARAMS reproduce= strings work), prints RapidCheck's report and, on
 // failure, exports the counterexample and fails the test unless the failure

@@ -9,7 +9,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from verifylib import verdicts  # noqa: E402
+from verifylib import reach, verdicts  # noqa: E402
 from verifylib.evidence import CELLS, Evidence  # noqa: E402
 from verifylib.techniques import Result, parse_prove_table  # noqa: E402
 
@@ -92,6 +92,32 @@ class ProveTable(unittest.TestCase):
                               ("v2/arch32/anon", "proved"), ("pre/arch32/direct", "violation")})
         self.assertEqual([e.rescue for e in ev if e.cell == "v2/arch64/direct"], ["range"])
         self.assertAlmostEqual([e.seconds for e in ev if e.cell == "v1/arch32/regular"][0], 0.0292)
+
+
+class ReachReport(unittest.TestCase):
+    PART = {"programs": 2, "runs": 3, "op_checks": 10, "contents_bytes": 8, "ops": {"mmap": [2, 1]},
+            "buckets": {"map data > 4 GiB (created)": 1}, "violations": {}}
+
+    def test_parts_add_up(self):
+        total = {}
+        reach._merge(total, self.PART)
+        reach._merge(total, self.PART)
+        self.assertEqual((total["runs"], total["ops"]["mmap"], total["buckets"]["map data > 4 GiB (created)"]),
+                         (6, [4, 2], 2))
+
+    def test_unreached_functions_ignore_the_hand_written_corpus(self):
+        cov = {"corpus": {"functions": {"a.cpp:f": 3, "a.cpp:g": 1}},
+               "props": {"functions": {"a.cpp:f": 1, "a.cpp:g": 0}},
+               "afl": {"functions": {"a.cpp:f": 0, "a.cpp:g": 0}}}
+        self.assertEqual(reach.unreached_functions(cov), ["a.cpp:g"])
+
+    def test_the_table_marks_a_wanted_bucket_nobody_reached(self):
+        meta = {}
+        reach.add_sections(meta, {"props": self.PART}, {}, {})
+        md = "\n".join(meta["extra_md"][0])
+        self.assertIn("| map data > 4 GiB (created) | 1 |", md)
+        self.assertIn("| v3 fault-around at a PTE-table edge | 0 |", md)
+        self.assertIn("class='bad'", meta["extra_html"][0][1])
 
 
 class Options(unittest.TestCase):

@@ -11,6 +11,7 @@
 #include "interleave.h"
 #include "options.h"
 #include "oracle.h"
+#include "reach.h"
 #include "replay.h"
 #include "repro.h"
 #include "selftest.h"
@@ -45,6 +46,9 @@ const Command kCommands[] = {
 	 "           [--deviations N] [--seconds T] [--schedules N] [--historic NAME] [--out DIR]\n"
 	 "           [--replay] [--check-expect] [--keep-going] [--quiet] FILE...\n"
 	 "  explore (or replay) schedules of concurrent Programs; exit 1 on a finding\n"},
+	{"reach", fl::cli::reach_main,
+	 "reach [--binary] [--random N --seed S] [FILE|DIR...]\n"
+	 "  what Programs reach on the port: op kinds, geometry buckets, invariant checks (JSON)\n"},
 	{"repro", fl::cli::repro_main,
 	 "repro FILE [--arch 32,64] [--level L] [-o repro.c]\n"
 	 "  a standalone C reproducer: raw syscalls, its own bpf(2) wrapper; builds with gcc -static and\n"

@@ -177,9 +177,7 @@ int oracle_main(const std::vector<std::string> &args)
 		one(name, p);
 	std::mt19937_64 rng(seed);
 	for (uint64_t i = 0; i < a.count; i++) {
-		std::vector<uint8_t> bytes(4 + rng() % 157);
-		for (uint8_t &b : bytes)
-			b = uint8_t(rng());
+		std::vector<uint8_t> bytes = random_program_bytes(rng);
 		one("random #" + std::to_string(i) + " (seed " + std::to_string(seed) + ")",
 		    a.arena ? decode_arena_program(bytes.data(), bytes.size(), false)
 			    : decode_program(bytes.data(), bytes.size()));

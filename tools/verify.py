@@ -22,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verifylib import extra, report, techniques, verdicts  # noqa: E402
+from verifylib import extra, reach, report, techniques, verdicts  # noqa: E402
 from verifylib.progress import Progress  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -85,6 +85,10 @@ def main(argv):
         built, last = extra.build_release(run, release)
         if not built:
             progress.note(f"setup: the release build failed ({last}); those techniques fall back or skip")
+    progress.begin("setup", "building the coverage preset (faultline-cli, fl_props) for the reach report")
+    built, last = reach.build_coverage(run)
+    if not built:
+        progress.note(f"setup: the coverage build failed ({last}); the reach report has no coverage")
     setup_seconds = progress.restart()
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
     results = []
@@ -104,6 +108,8 @@ def main(argv):
         progress.note(f"{name}: {r.status} in {r.seconds:.0f} s, {len(r.evidence)} evidence records"
                       f"{' — ' + r.reason if r.reason else ''}")
         results.append(r)
+    progress.begin("reach", "what each technique reached (and its coverage of src/kernel)")
+    reached, coverage = reach.run_reach(run, results, 300)
     progress.close()
 
     decided = verdicts.decide(results)
@@ -121,6 +127,7 @@ def main(argv):
     plots = [("Fuzz coverage over time", report.fuzz_coverage_plots(
         next((r.metrics["tasks"] for r in results if r.technique == "fuzz" and "tasks" in r.metrics), [])))]
     extra.add_sections(results, meta, plots)
+    reach.add_sections(meta, reached, coverage, reach.WHY_UNREACHED)
     with open(os.path.join(a.report, "results.json"), "w") as f:
         json.dump({"meta": meta, "results": [r.to_dict() for r in results], "verdicts": decided}, f, indent=1,
                   default=str)

@@ -113,7 +113,7 @@ RunReport run_differential(const Program &p, const Config &cfg)
 				std::vector<uint8_t> bytes(op.size);
 				for (unsigned k = 0; k < op.size; k++)
 					bytes[k] = uint8_t(op.value >> (8 * k));
-				ref->machine().kernel_poke(off, bytes);
+				ref->kernel_poke(off, bytes);
 			}
 			continue;
 		}

@@ -6,11 +6,19 @@
 namespace fl {
 
 Execution::Execution(const Program &p, const Config &cfg)
-	: program_(p), machine_(make_machine(cfg)), labels_(p.labels.size(), cfg.arch == Arch::A32 ? 32 : 64)
+	: program_(p), machine_(make_machine(cfg)), labels_(p.labels.size(), cfg.arch == Arch::A32 ? 32 : 64),
+	  contents_(p.map, -1, cfg.page_shift)
 {
 	int64_t fd = machine_->map_create(p.map);
 	trace_.map_ret = fd < 0 ? fd : 0;
 	trace_.events.reserve(p.ops.size());
+	contents_ = ContentsShadow(p.map, fd, cfg.page_shift);
+}
+
+void Execution::kernel_poke(uint64_t map_offset, const std::vector<uint8_t> &bytes)
+{
+	machine_->kernel_poke(map_offset, bytes);
+	contents_.kernel_write(map_offset, bytes);
 }
 
 bool Execution::resolve(const Addr &a, uint64_t *out) const
@@ -120,11 +128,17 @@ void Execution::record(Event ev, Violation v)
 const Event &Execution::step()
 {
 	const Op &op = program_.ops[next_];
+	uint64_t addr = 0;
+	resolve(op.addr, &addr);
 	trace_.events.push_back(run(op));
+	/* the shadow follows every op, also after the first violation */
+	std::string contents = contents_.observe(*machine_, op, addr, trace_.events.back());
 	if (!violation_) {
 		Violation v = machine_->take_op_violation();
 		if (!v)
 			v = machine_->check_invariants();
+		if (!v && !contents.empty())
+			v = Violation{Invariant::contents, contents};
 		if (v) {
 			violation_ = std::move(v);
 			violation_op_ = next_;

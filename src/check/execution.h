@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "check/contents.h"
 #include "check/trace.h"
 #include "sim/machine.h"
 
@@ -25,6 +26,10 @@ public:
 	Machine &machine() { return *machine_; }
 	// The address an Addr names now (narrowed to the width), if its label is bound.
 	bool resolve(const Addr &, uint64_t *out) const;
+	// A write through the kernel's view (the differential's resync after a
+	// documented difference): the machine and the contents shadow both see it.
+	void kernel_poke(uint64_t map_offset, const std::vector<uint8_t> &bytes);
+	const ContentsShadow &contents() const { return contents_; }
 
 	// For the interleaving explorer (src/check/interleave/): run the next
 	// op's work without recording it (several run at once, on fibers), and
@@ -40,6 +45,7 @@ private:
 	Labels labels_;
 	size_t next_ = 0;
 	Trace trace_;
+	ContentsShadow contents_;
 	Violation violation_;
 	size_t violation_op_ = 0;
 };

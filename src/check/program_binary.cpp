@@ -21,7 +21,43 @@ constexpr int kMaxProcs = 64;
 // MAP_POPULATE faults in every page; keep that cheap for the model.
 constexpr uint64_t kMaxPopulatePages = 256;
 constexpr uint64_t kMaxMapPages = 16;
-constexpr uint64_t kMachineRam = uint64_t(1) << 30;  // sim/arch/machine_impl.cpp kTotalRam
+// The 32-bit machine's RAM (sim/arch/machine_impl.cpp kTotalRam): smaller
+// maps are shrunk, bigger ones kept (they fail cheaply).
+constexpr uint64_t kMachineRam = uint64_t(1) << 30;
+// A mapping of a big map that would succeed with more pages than this is
+// cut to a window near its end: `pre`, the lockstep reference, inserts every
+// page at mmap, and a million PTEs per exec would stall the fuzzers. The
+// limit admits the two-PTE-table geometry (1030 pages) whole.
+constexpr uint64_t kMaxEagerPages = 1100, kWindowPages = 32;
+
+// Geometries at the big numbers of this path (the 64-bit machine has RAM
+// for them; sparse pages make them free until touched): data just above
+// 4 GiB, value_size x max_entries at and around 2^32 (u32) and 2^31
+// (INT_MAX), values up to 1 MiB (each update copies value_size bytes),
+// non-power-of-two entries (the
+// spec_v1 mask rounds their allocation up) and mid-sized maps whose
+// mappings span PTE tables (512 pages at 4K) for v3's fault-around.
+struct Geometry {
+	uint32_t value_size, max_entries;
+};
+constexpr Geometry kBigGeometries[] = {
+	{8, (1u << 29) + 1},         // 4 GiB + 8
+	{16, 1u << 28},              // exactly 4 GiB
+	{12, (1u << 28) + 3},        // elem 16, non-power-of-two: mask allocates 8 GiB
+	{4096, (1u << 20) + 1},      // 4 GiB + one page
+	{65535, 65537},              // value_size x max_entries = 2^32 - 1
+	{65536, 65536},              // = 2^32: 0 in u32
+	{32768, 65535},              // 2^31 - 2^15: just below INT_MAX bytes
+	{1u << 20, 4097},            // elem 1 MiB x non-power-of-two entries: 4 GiB + 1 MiB
+	{8, (1u << 28) - 1},         // 2 GiB - 8: INT_MAX bytes, non-power-of-two
+	{24, 178956971},             // 2^32 + 8 bytes, non-power-of-two
+	{4104, (1u << 20) - 1},      // elem 4104 x non-power-of-two entries: 4.3 GB
+	{8, 0xffffffff},             // u32 max entries: the mask overflows (E2BIG), bypass 32 GiB
+	{4096, 513},                 // one page past a PTE table
+	{4096, 1030},                // two PTE tables and a bit
+	{4096, 40},                  // 2.5 fault-around windows
+	{8, 65536 + 24},             // 128 pages and 3 elements
+};
 
 uint64_t sat_dec(uint64_t x)
 {
@@ -59,6 +95,8 @@ private:
 	Program p_;
 	uint64_t data_bytes_ = 0;  // max_entries * round_up(value_size, 8)
 	uint64_t visible_ = 0;     // data_bytes_ in 4K pages, rounded up
+	uint64_t elem_ = 8;        // round_up(value_size, 8)
+	uint32_t last_index_ = 0;  // of the last update/lookup: a lookup after an update reads it back
 	std::vector<Region> maps_;
 	std::vector<Region> reserves_;
 	int procs_ = 1;
@@ -132,7 +170,13 @@ void Decoder::map_spec()
 		m.max_entries = in_.u32();
 
 	b = in_.u8();
-	m.key_size = b < 240 ? 4 : b % 4 == 0 ? 0 : b % 4 == 1 ? 8 : in_.u32();
+	m.key_size = b < 240 ? 4 : b % 4 == 0 ? 0 : b % 4 == 1 ? 8 : b % 4 == 2 ? in_.u32() : 4;
+	const bool big = b >= 240 && b % 4 == 3;
+	if (big) {
+		const Geometry &g = kBigGeometries[in_.pick(std::size(kBigGeometries))];
+		m.value_size = g.value_size;
+		m.max_entries = g.max_entries;
+	}
 
 	b = in_.u8();
 	m.map_flags = uapi::BPF_F_MMAPABLE;
@@ -156,7 +200,7 @@ void Decoder::map_spec()
 	// on every mmap. Sizes past the machine's RAM stay: they fail cheaply.
 	uint64_t elem = (uint64_t(m.value_size) + 7) & ~uint64_t(7);
 	const uint64_t bytes = elem * m.max_entries;
-	if (bytes > kMaxMapPages * kPage && bytes < kMachineRam) {
+	if (!big && bytes > kMaxMapPages * kPage && bytes < kMachineRam) {
 		if (elem > kMaxMapPages * kPage) {
 			m.value_size = uint32_t(kMaxMapPages * kPage - m.value_size % 8);
 			elem = (uint64_t(m.value_size) + 7) & ~uint64_t(7);
@@ -164,9 +208,16 @@ void Decoder::map_spec()
 		m.max_entries = uint32_t(std::max<uint64_t>(1, kMaxMapPages * kPage / elem));
 	}
 
+	// A map the 1 GiB machine refused stays refused (E2BIG: value_size
+	// past INT_MAX) on the 64 GiB one when its values are large: every
+	// update and lookup would copy value_size bytes.
+	if (!big && bytes >= kMachineRam && m.value_size > (1u << 20) && m.value_size <= 0x7fffffff)
+		m.value_size |= 0x80000000u;
+
 	// At most (2^32 - 1) * 2^32: no overflow in 64 bits.
 	data_bytes_ = elem * m.max_entries;
 	visible_ = data_bytes_ / kPage + (data_bytes_ % kPage != 0);
+	elem_ = elem;
 }
 
 void Decoder::op()
@@ -280,6 +331,10 @@ uint32_t Decoder::index()
 	case 2: return n;
 	case 3: return in_.u32();
 	case 4: return in_.u8();
+	case 5: return last_index_;
+	// The element holding byte 2^32 of the data: its offset crosses (or
+	// starts at) 2^32, where a u32 offset computation would wrap.
+	case 6: return uint32_t(std::min<uint64_t>((uint64_t(1) << 32) / elem_, UINT32_MAX));
 	default: return 0;
 	}
 }
@@ -368,10 +423,18 @@ void Decoder::mmap(int proc, bool populate, bool over_existing)
 		op.has_at = true;
 		op.at = inside(region());
 	}
-	const uint64_t n = pages_of(op.len);
+	uint64_t n = pages_of(op.len);
+	if (n > kMaxEagerPages && op.pgoff < visible_ && n <= visible_ - op.pgoff) {
+		// It would succeed: keep its end, cut it to a window.
+		op.pgoff = visible_ - kWindowPages;
+		op.len = pages(n = kWindowPages);
+	}
 	if (populate && n <= kMaxPopulatePages)
 		op.flags |= uapi::MAP_POPULATE;
-	op.label = define_map(n);
+	// What later ops take as the mapping's length, capped: munmap, madvise
+	// and mprotect of all of it walk it page by page, and a longer mapping
+	// was mostly refused (one that would be accepted was cut above).
+	op.label = define_map(std::min(n, kMaxEagerPages));
 	p_.ops.push_back(op);
 }
 
@@ -558,7 +621,9 @@ void Decoder::load_store(int proc, bool store)
 	case 8: op.addr.offset = bytes(data_bytes_ >= op.size ? data_bytes_ - op.size : 0); break;
 	case 9: op.addr.offset = bytes(data_bytes_); break;
 	case 10: op.addr.offset = bytes(p_.map.value_size & align); break;
-	case 11: op.addr = at_page(r, r.pages / 2); break;
+	// the middle; in a mapping longer than a PTE table (512 4K pages), a
+	// page-table edge (the first mapping ends on one: mmap_base is aligned)
+	case 11: op.addr = at_page(r, r.pages > 512 ? r.pages - 512 : r.pages / 2); break;
 	case 12: op.addr.offset = bytes(kPage - op.size); break;
 	case 13:  // just below the mapping
 		op.addr.negative = true;
@@ -576,7 +641,7 @@ void Decoder::load_store(int proc, bool store)
 void Decoder::update_lookup(int proc, bool update)
 {
 	Op op = make(update ? OpKind::update : OpKind::lookup, proc);
-	op.index = index();
+	op.index = last_index_ = index();
 	if (update) {
 		op.value = value();
 		const uint8_t f = in_.u8() % 8;
@@ -593,6 +658,14 @@ void Decoder::smaps(int proc)
 }
 
 }  // namespace
+
+std::vector<uint8_t> random_program_bytes(std::mt19937_64 &rng)
+{
+	std::vector<uint8_t> bytes(4 + rng() % 157);
+	for (uint8_t &b : bytes)
+		b = uint8_t(rng());
+	return bytes;
+}
 
 Program decode_program(const uint8_t *data, size_t size)
 {

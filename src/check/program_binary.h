@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <random>
+#include <vector>
 
 #include "check/program.h"
 
@@ -31,5 +33,8 @@ struct ConcurrentInput {
 	std::vector<std::pair<uint32_t, uint8_t>> schedule;
 };
 ConcurrentInput decode_concurrent(const uint8_t *data, size_t size);
+// One random input of the oracle's and the reach report's random batches
+// (4..160 bytes): the same seed gives both the same Programs.
+std::vector<uint8_t> random_program_bytes(std::mt19937_64 &);
 
 }  // namespace fl

@@ -20,6 +20,7 @@ constexpr Invariant kInvariants[] = {
 	Invariant::deadlock,
 	Invariant::livelock,
 	Invariant::use_after_free,
+	Invariant::contents,
 };
 
 }  // namespace
@@ -40,6 +41,7 @@ const char *to_string(Invariant i)
 	case Invariant::deadlock: return "deadlock";
 	case Invariant::livelock: return "livelock";
 	case Invariant::use_after_free: return "use_after_free";
+	case Invariant::contents: return "contents";
 	}
 	return "?";
 }

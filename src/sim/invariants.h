@@ -24,6 +24,7 @@ enum class Invariant : uint8_t {
 	deadlock,         // every task blocked (the report has the wait-for graph)
 	livelock,         // the step cap passed without the tasks finishing
 	use_after_free,   // (KASAN) the port touched a freed VMA or arena vma_list entry
+	contents,         // a lookup or user load returns the bytes last written there (check/contents.h)
 };
 
 const char *to_string(Invariant);

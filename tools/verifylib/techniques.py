@@ -187,7 +187,8 @@ def run_props(run, seconds):
         rc, text, log = run_logged(run, f"props-{label}", [binary, f"--gtest_filter={filt}",
                                                             f"--gtest_output=json:{out}"],
                                     seconds * 4, env={"RC_PARAMS": params, "FL_PROPS_STRICT": "1",
-                                         "FL_FINDINGS_DIR": run.folder("props", "findings")})
+                                         "FL_FINDINGS_DIR": run.folder("props", "findings"),
+                                         "FL_PROPS_DUMP_DIR": run.folder("props", "cases")})
         total += time.monotonic() - t0
         if not os.path.exists(out):
             return Result("props", "failed", f"fl_props exited {rc} without results", log=run.rel(log))

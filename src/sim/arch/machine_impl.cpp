@@ -18,7 +18,10 @@ constexpr Layout kLayout64 = {0xffff888000000000ull, 1ull << 30, 0xffffc90000000
 			      0xffffe90000000000ull, 1ull << 47};
 constexpr Layout kLayout32 = {0xc0000000ull, 896ull << 20, 0xf8800000ull, 0xff000000ull,
 			      0xc0000000ull};
-constexpr u64 kTotalRam = 1ull << 30;
+// RAM: 1 GiB on i386 (its vmalloc space is smaller anyway); 64 GiB on
+// x86_64, so that maps with more than 4 GiB of data can be created (their
+// pages are sparse: free until touched).
+constexpr u64 kTotalRam32 = 1ull << 30, kTotalRam64 = 64ull << 30;
 constexpr u64 kNeighbourPages = 4;
 
 // A syscall's return register: an address/count, or -errno in the top page.
@@ -56,7 +59,7 @@ MachineImpl::MachineImpl(const Config &cfg) : cfg_(cfg)
 	kg_.direct_map_end = (ulong)(l.page_offset + l.lowmem_bytes);
 	kg_.vmalloc_start = (ulong)l.vmalloc_start;
 	kg_.vmalloc_end = (ulong)l.vmalloc_end;
-	kg_.totalram_pages = kTotalRam >> cfg.page_shift;
+	kg_.totalram_pages = (cfg.arch == Arch::A32 ? kTotalRam32 : kTotalRam64) >> cfg.page_shift;
 
 	register_sched_tls();
 	Enter e(this);

@@ -227,7 +227,18 @@ static long array_map_update_elem(bpf_map *map, const void *key, const void *val
 	if (map_flags & BPF_F_LOCK)
 		return -EINVAL;  /* no BPF_SPIN_LOCK field */
 
+#if defined(FL_PLANT_UPDATE_STRIDE)
+	/* planted slip (test-only build, -DFL_PLANT=update_stride): the value
+	 * size for the rounded element size, so the update lands astride the
+	 * element whenever value_size is not a multiple of 8 */
+	val = array_value(array) + (u64)map->value_size * (index & array->index_mask);
+#elif defined(FL_PLANT_UPDATE_U32)
+	/* planted slip (test-only build, -DFL_PLANT=update_u32): the offset in
+	 * u32, wrapping for an element whose byte offset crosses 2^32 */
+	val = array_value(array) + (u32)(array->elem_size * (index & array->index_mask));
+#else
 	val = array_value(array) + (u64)array->elem_size * (index & array->index_mask);
+#endif
 	kernel_memcpy_to(val, value, map->value_size);  /* copy_map_value */
 	return 0;
 }

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "check/contents.h"
+
+#include <sstream>
+
+namespace fl {
+
+ContentsShadow::ContentsShadow(const MapSpec &spec, int64_t map_ret, unsigned page_shift)
+	: live_(map_ret >= 0), page_shift_(page_shift)
+{
+	elem_ = (uint64_t(spec.value_size) + 7) & ~uint64_t(7);
+	value_size_ = spec.value_size;
+	max_entries_ = spec.max_entries;
+	const uint64_t page = uint64_t(1) << page_shift;
+	// What mmap may show: PAGE_ALIGN(max_entries * elem_size), the tail of
+	// the last page included (user space may write it; no lookup reads it).
+	visible_bytes_ = (max_entries_ * elem_ + page - 1) & ~(page - 1);
+}
+
+uint8_t ContentsShadow::byte(uint64_t off) const
+{
+	auto it = bytes_.find(off);
+	return it == bytes_.end() ? 0 : it->second;
+}
+
+void ContentsShadow::kernel_write(uint64_t offset, const std::vector<uint8_t> &bytes)
+{
+	for (size_t i = 0; i < bytes.size(); i++)
+		if (offset + i < visible_bytes_)
+			bytes_[offset + i] = bytes[i];
+}
+
+namespace {
+
+// Zeroes [from, to) of a sparse shadow (absent = 0) at the cost of what it
+// holds, not of the range: an update of a large value stays cheap.
+void zero_range(std::unordered_map<uint64_t, uint8_t> &bytes, uint64_t from, uint64_t to)
+{
+	if (bytes.size() > to - from) {
+		for (uint64_t off = from; off < to; off++)
+			bytes.erase(off);
+		return;
+	}
+	std::erase_if(bytes, [&](const auto &kv) { return kv.first >= from && kv.first < to; });
+}
+
+}  // namespace
+
+bool ContentsShadow::user_offset(const SmapsEntry &s, uint64_t a, uint64_t *off) const
+{
+	if (!s.found || a < s.start || a >= s.end || s.pgoff >= visible_bytes_ >> page_shift_)
+		return false;
+	// Only the map's own VMAs are shared (bpf_map_mmap refuses private
+	// ones; reservations are private and anonymous).
+	std::istringstream flags(s.vm_flags);
+	bool shared = false;
+	for (std::string f; flags >> f;)
+		shared |= f == "sh";
+	if (!shared)
+		return false;
+	*off = (s.pgoff << page_shift_) + (a - s.start);
+	return *off < visible_bytes_;
+}
+
+std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, const Event &ev)
+{
+	if (!live_ || !ev.info.empty() || ev.sig || ev.ret < 0)
+		return "";
+	const uint64_t mask = m.config().arch == Arch::A32 ? 0xffffffffull : ~0ull;
+	switch (op.kind) {
+	case OpKind::update: {
+		// copy_map_value: value_size bytes, the Program's 8 then zeroes
+		const uint64_t base = uint64_t(op.index) * elem_;
+		std::vector<uint8_t> v(value_size_ < 8 ? value_size_ : 8);
+		for (uint64_t i = 0; i < v.size(); i++)
+			v[i] = uint8_t(op.value >> (8 * i));
+		kernel_write(base, v);
+		if (value_size_ > 8)
+			zero_range(bytes_, base + 8, base + value_size_);
+		return "";
+	}
+	case OpKind::lookup: {
+		const uint64_t base = uint64_t(op.index) * elem_;
+		for (uint64_t i = 0; i < ev.data.size(); i++) {
+			checked_++;
+			if (ev.data[i] != byte(base + i))
+				return "lookup idx=" + std::to_string(op.index) + " byte " + std::to_string(i) +
+				       " is " + std::to_string(ev.data[i]) + ", last written " +
+				       std::to_string(byte(base + i));
+		}
+		return "";
+	}
+	case OpKind::store:
+	case OpKind::load: {
+		const bool store = op.kind == OpKind::store;
+		// An access spans at most two VMAs: the first and the last byte's.
+		const SmapsEntry first = m.smaps(op.proc, addr & mask);
+		const SmapsEntry last = m.smaps(op.proc, (addr + op.size - 1) & mask);
+		for (unsigned i = 0; i < op.size; i++) {
+			const uint64_t a = (addr + i) & mask;
+			uint64_t off;
+			if (!user_offset(first, a, &off) && !user_offset(last, a, &off))
+				continue;
+			if (store) {
+				bytes_[off] = uint8_t(op.value >> (8 * i));
+				continue;
+			}
+			checked_++;
+			if (i < ev.data.size() && ev.data[i] != byte(off))
+				return "load at map offset " + std::to_string(off) + " is " + std::to_string(ev.data[i]) +
+				       ", last written " + std::to_string(byte(off));
+		}
+		return "";
+	}
+	default:
+		return "";
+	}
+}
+
+}  // namespace fl

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The contents invariant: a shadow of every byte of the map's data, kept
+// from the ops a Program runs and what they returned (update, user stores
+// through any shared mapping of the map, the differential's resynchronising
+// kernel writes), and checked against every lookup and user load. It reads
+// the machine only through its public interface (smaps), so it holds the
+// same at every patch level, `pre` included: a slip that eager and lazy
+// share (an update that lands in the wrong element) still shows here, where
+// the differential, comparing the two, is blind to it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "check/trace.h"
+
+namespace fl {
+
+class ContentsShadow {
+public:
+	// `map_ret`: BPF_MAP_CREATE's result; a failed create leaves nothing to check.
+	ContentsShadow(const MapSpec &, int64_t map_ret, unsigned page_shift);
+
+	// Observes one op that ran, with its event, at address `addr` (resolved
+	// by the caller; ignored for bpf(2) ops). Returns a description of the
+	// first byte that differs from the shadow, or "" when all agree. Updates
+	// the shadow with what the op wrote.
+	std::string observe(Machine &, const Op &, uint64_t addr, const Event &);
+	// A kernel-side write at a byte offset into the map's data.
+	void kernel_write(uint64_t offset, const std::vector<uint8_t> &bytes);
+	// How many bytes a lookup or load compared so far (for the reach report).
+	uint64_t bytes_checked() const { return checked_; }
+
+private:
+	// The map offset user address `a` reaches through `vma` when that is a
+	// shared mapping of the map that holds `a`, exactly (no wrap); false
+	// when it is not or the offset lies past the visible data.
+	bool user_offset(const SmapsEntry &vma, uint64_t a, uint64_t *off) const;
+	uint8_t byte(uint64_t off) const;
+
+	bool live_ = false;
+	uint64_t elem_ = 0, value_size_ = 0, max_entries_ = 0, visible_bytes_ = 0;
+	unsigned page_shift_ = 12;
+	std::unordered_map<uint64_t, uint8_t> bytes_;  // sparse: absent = 0 (__GFP_ZERO)
+	uint64_t checked_ = 0;
+};
+
+}  // namespace fl

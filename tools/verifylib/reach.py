@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""faultline verify's reach report: for each technique that ran, what its
+inputs reach on the port (faultline-cli reach: op kinds, geometry buckets,
+invariant checks) and, when the coverage build exists (cmake --preset
+coverage), its line/branch coverage of src/kernel (gcov via gcovr), plus
+the port functions no search technique reached.
+
+Each technique's inputs: corpus = the corpus Programs; props = every case
+the property tests generated (FL_PROPS_DUMP_DIR); fuzz = the libFuzzer
+corpora and AFL++ queues the campaign left, each on its binary's
+configuration; oracle = the corpus plus the oracle's seeded random batch,
+on the host's configuration (the port side of the comparison)."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+from html import escape
+
+from .techniques import corpus_files, run_logged
+
+# The buckets the issue asks every search technique to reach.
+WANTED = ["map data > 4 GiB (created)", "value_size x max_entries near 2^32 (created)",
+          "map data near INT_MAX (created)", "element offset crosses 2^32: update (accepted)",
+          "element offset crosses 2^32: lookup (accepted)", "mmap offset >= 4 GiB (accepted)",
+          "mmap len >= 4 GiB (refused)", "mmap len >= 4 GiB (accepted)", "user access at map offset >= 4 GiB (accepted)",
+          "spec_v1 mask, non-power-of-two entries, data > 4 GiB (created)", "page 4k (a mapping accepted)",
+          "page 16k (a mapping accepted)", "page 64k (a mapping accepted)", "v3 fault-around",
+          "v3 fault-around, window partly populated", "v3 fault-around, partly populated, after a partial touch",
+          "v3 fault-around, partly populated, after a split", "v3 fault-around, partly populated, after a DONTNEED",
+          "v3 fault-around, partly populated, in a forked child", "v3 fault-around at a VMA edge",
+          "v3 fault-around at a PTE-table edge"]
+SEARCH = ["props", "libfuzzer", "afl", "oracle"]  # the search techniques (corpus is hand-written)
+# Why a port function stays unreached by every search technique (by function name).
+WHY_UNREACHED = {}
+
+
+def _fuzz_inputs(root, tasks):
+    """(engine, filter args, input dir) for every program-target task of the campaign."""
+    for t in tasks:
+        if t.get("target") != "program":
+            continue
+        base = os.path.join(root, "build", "fuzz", "runs", t["engine"], t["name"])
+        d = os.path.join(base, "corpus") if t["engine"] == "libfuzzer" else os.path.join(base, "out", "default", "queue")
+        if os.path.isdir(d):
+            yield t["engine"], ["--binary", "--patch", t["patch"], "--arch", t["arch"], "--door", t["door"],
+                                "--page", "4k", "--spec", "mask"], d
+
+
+def inputs(run, results):
+    """technique -> list of faultline-cli reach argument lists."""
+    by = {r.technique: r for r in results if r.status != "skipped"}
+    out = {}
+    if "corpus" in by:
+        out["corpus"] = [corpus_files(run.root)]
+    cases = os.path.join(run.report, "props", "cases")
+    if "props" in by and os.path.isdir(cases):
+        out["props"] = [[cases]]
+    if "fuzz" in by:
+        for engine, args, d in _fuzz_inputs(run.root, by["fuzz"].metrics.get("tasks", [])):
+            out.setdefault(engine, []).append(args + [d])
+    if "oracle" in by and by["oracle"].status == "ran":
+        count = 500 if run.quick else 3000
+        out["oracle"] = [["--patch", "pre", "--arch", "64", "--door", "anon", "--page", "4k", "--spec", "mask",
+                          "--random", str(count), "--seed", str(run.seed)] + corpus_files(run.root)]
+    return out
+
+
+def _merge(into, part):
+    for k in ("programs", "runs", "op_checks", "contents_bytes"):
+        into[k] = into.get(k, 0) + part[k]
+    for k, (ran, ok) in part["ops"].items():
+        a = into.setdefault("ops", {}).setdefault(k, [0, 0])
+        a[0] += ran
+        a[1] += ok
+    for sect in ("buckets", "violations"):
+        for k, v in part[sect].items():
+            into.setdefault(sect, {})[k] = into.setdefault(sect, {}).get(k, 0) + v
+
+
+def _gcovr(root, build, out):
+    """Line/branch summary and per-function counts of src/kernel from the .gcda files in `build`."""
+    r = subprocess.run(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/",
+                        "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out, build],
+                       capture_output=True, text=True)
+    if r.returncode or not os.path.exists(out):
+        return None
+    with open(out) as f:
+        data = json.load(f)
+    lines = lines_hit = branches = branches_hit = 0
+    functions = {}
+    for fi in data["files"]:
+        for ln in fi["lines"]:
+            if ln.get("gcovr/noncode"):
+                continue
+            lines += 1
+            lines_hit += ln["count"] > 0
+            for b in ln["branches"]:
+                branches += 1
+                branches_hit += b["count"] > 0
+        for fn in fi.get("functions", []):
+            key = f"{fi['file']}:{fn['name']}"
+            functions[key] = functions.get(key, 0) + fn["execution_count"]
+    return {"lines": [lines_hit, lines], "branches": [branches_hit, branches], "functions": functions}
+
+
+def build_coverage(run):
+    """Setup, outside the budget: faultline-cli and fl_props with gcov instrumentation."""
+    for argv in (["cmake", "--preset", "coverage"],
+                 ["cmake", "--build", "--preset", "coverage", "--target", "faultline-cli", "fl_props"]):
+        r = subprocess.run(argv, cwd=run.root, capture_output=True, text=True)
+        if r.returncode:
+            return False, (r.stdout + r.stderr).strip().splitlines()[-1:]
+    return True, ""
+
+
+def run_reach(run, results, seconds):
+    """Reach (and coverage, when build/coverage exists) per technique; adds
+    meta sections via the returned dict."""
+    cli = run.tool("build", "default", "faultline-cli")
+    cov_cli = run.tool("build", "coverage", "faultline-cli")
+    cov_props = run.tool("build", "coverage", "props", "fl_props")
+    cov_build = run.tool("build", "coverage")
+    have_cov = os.access(cov_cli, os.X_OK) and shutil.which("gcovr")
+    reach, coverage = {}, {}
+    for tech, arg_lists in inputs(run, results).items():
+        total = {}
+        for i, args in enumerate(arg_lists):
+            rc, text, _ = run_logged(run, f"reach-{tech}-{i}", [cli, "reach"] + args, seconds)
+            try:
+                _merge(total, json.loads(text))
+            except ValueError:
+                continue
+        reach[tech] = total
+        if not have_cov:
+            continue
+        for gcda in glob.glob(os.path.join(cov_build, "**", "*.gcda"), recursive=True):
+            os.remove(gcda)
+        if tech == "props" and os.access(cov_props, os.X_OK):
+            # the property tests themselves, same seed and case counts as verify ran them
+            params = f"seed={run.seed} max_success={100 if run.quick else 200}"
+            run_logged(run, "coverage-props", [cov_props, "--gtest_filter=Props/Arith.*:Props/Differential.*"],
+                       seconds, env={"RC_PARAMS": params, "FL_PROPS_NO_EXPORT": "1"})
+            run_logged(run, "coverage-props-model", [cov_props, "--gtest_filter=Props/Model_.*"], seconds,
+                       env={"RC_PARAMS": f"seed={run.seed} max_success={5 if run.quick else 15}",
+                            "FL_PROPS_NO_EXPORT": "1"})
+        else:
+            for i, args in enumerate(arg_lists):
+                run_logged(run, f"coverage-{tech}-{i}", [cov_cli, "reach"] + args, seconds)
+        c = _gcovr(run.root, cov_build, run.out("reach", f"coverage-{tech}.json"))
+        if c:
+            coverage[tech] = c
+    with open(run.out("reach", "reach.json"), "w") as f:
+        json.dump({"reach": reach, "coverage": {t: {k: v for k, v in c.items() if k != "functions"}
+                                                for t, c in coverage.items()}}, f, indent=1)
+    return reach, coverage
+
+
+def _pct(pair):
+    return f"{100.0 * pair[0] / pair[1]:.1f}% ({pair[0]}/{pair[1]})" if pair[1] else "-"
+
+
+def unreached_functions(coverage):
+    """Port functions no search technique ran (the corpus does not count: it is hand-written)."""
+    search = [c for t, c in coverage.items() if t in SEARCH]
+    if not search:
+        return []
+    names = set().union(*(c["functions"] for c in search))
+    return sorted(n for n in names if all(c["functions"].get(n, 0) == 0 for c in search))
+
+
+def add_sections(meta, reach, coverage, why_unreached):
+    techs = list(reach)
+    if not techs:
+        return
+    md = ["## Reach per technique", "",
+          "Each technique's own inputs replayed on the port (`faultline-cli reach`); counts are runs that hit the "
+          "bucket. Coverage: gcov on `src/kernel` in the coverage build.", "",
+          "| | " + " | ".join(techs) + " |", "|---|" + "---|" * len(techs)]
+    html = ["<table id='reach'><tr><th>bucket</th>" + "".join(f"<th>{escape(t)}</th>" for t in techs) + "</tr>"]
+
+    def row(name, cells, wanted=False):
+        md.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
+        html.append(f"<tr><td>{escape(name)}</td>" + "".join(
+            f"<td class='{'bad' if wanted and c in (0, '0') else ''}'>{escape(str(c))}</td>" for c in cells) + "</tr>")
+
+    row("Programs / runs", [f"{reach[t].get('programs', 0)} / {reach[t].get('runs', 0)}" for t in techs])
+    row("invariant checks (ops × 8 invariants)", [reach[t].get("op_checks", 0) for t in techs])
+    row("contents: bytes compared", [reach[t].get("contents_bytes", 0) for t in techs])
+    if coverage:
+        row("src/kernel lines", [_pct(coverage[t]["lines"]) if t in coverage else "-" for t in techs])
+        row("src/kernel branches", [_pct(coverage[t]["branches"]) if t in coverage else "-" for t in techs])
+    kinds = sorted({k for t in techs for k in reach[t].get("ops", {})})
+    for k in kinds:
+        row(f"op {k} (ran / ok)", ["/".join(map(str, reach[t].get("ops", {}).get(k, [0, 0]))) for t in techs])
+    buckets = WANTED + sorted({b for t in techs for b in reach[t].get("buckets", {})} - set(WANTED))
+    for b in buckets:
+        row(b, [reach[t].get("buckets", {}).get(b, 0) for t in techs], wanted=b in WANTED)
+    html.append("</table>")
+    unreached = unreached_functions(coverage)
+    if unreached:
+        md += ["", "Port functions no search technique reached:", ""]
+        html.append("<p>Port functions no search technique reached:</p><ul>")
+        for n in unreached:
+            why = next((w for k, w in why_unreached.items() if n.endswith(":" + k)), "")
+            md.append(f"- `{n}`{' — ' + why if why else ''}")
+            html.append(f"<li><code>{escape(n)}</code>{' — ' + escape(why) if why else ''}</li>")
+        html.append("</ul>")
+    meta.setdefault("extra_md", []).append(md)
+    meta.setdefault("extra_html", []).append(("Reach per technique", "".join(html)))

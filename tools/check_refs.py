@@ -77,7 +77,7 @@ STALE = [
     (re.compile(r"§\s*\d"), "a section number of notes outside the repository (§N)"),
     (re.compile(r"kernel-fault-path"), "cites kernel-fault-path.md (outside the repository)"),
     (re.compile(r"qemu-kernels"), "cites qemu-kernels.md (outside the repository)"),
-    (re.compile(r"(?<!docs/)(?<![\w-])toolchain\.md"), "cites toolchain.md (use docs/toolchain.md)"),
+    (re.compile(r"(?<!docs/)(?<![\w(\[-])toolchain\.md"), "cites toolchain.md (use docs/toolchain.md)"),
     (re.compile(r"shared/(?:reference|seeds)|\.\./shared\b|/work/shared"), "points at ../shared"),
     (re.compile(r"\bDESIGN\.md"), "cites DESIGN.md (outside the repository; see docs/architecture.md)"),
 ]

@@ -22,7 +22,7 @@ const char *to_string(Assume a)
 	return "?";
 }
 
-// The vm_pgoff a syscall can produce (kernel-fault-path.md §4.4 "Reachable
+// The vm_pgoff a syscall can produce (docs/mmap.md#do_mmap "Reachable
 // vm_pgoff"; the port: MachineImpl::mmap).
 //  64-bit sys_mmap(..., off): pgoff = off >> PAGE_SHIFT, so < 2^(64-PAGE_SHIFT).
 //  32-bit sys_mmap_pgoff (mmap2): a 32-bit count of 4096-byte units,
@@ -59,7 +59,7 @@ static expr file_mmap_ok(z3::context &c, unsigned shift, uint64_t maxsize, const
 }
 
 // file_mmap_size_max: the typeless anon inode a BPF map fd sits on gets
-// ULONG_MAX (kernel-fault-path.md §4.4); S_IFREG gets MAX_LFS_FILESIZE
+// ULONG_MAX (docs/mmap.md#do_mmap); S_IFREG gets MAX_LFS_FILESIZE
 // (include/linux/fs.h: 64-bit LLONG_MAX; 32-bit (loff_t)ULONG_MAX << PAGE_SHIFT).
 static uint64_t ulong_max(unsigned bits)
 {

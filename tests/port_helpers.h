@@ -15,7 +15,7 @@
 
 #include "check/differential.h"
 #include "check/program_text.h"
-#include "sim/config.h"
+#include "base/config.h"
 #include "sim/machine.h"
 
 namespace fl::port {

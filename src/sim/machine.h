@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/invariants.h"
-#include "sim/stats.h"
+#include "base/config.h"
+#include "base/invariants.h"
+#include "base/stats.h"
 
 namespace fl {
 

@@ -7,7 +7,7 @@ Spectre-v1 masking); those fold into the cell.
 """
 from dataclasses import asdict, dataclass, field
 
-# The patch levels, oldest first: the one Python list (src/sim/config.h kPatches is the C++ one);
+# The patch levels, oldest first: the one Python list (src/base/config.h kPatches is the C++ one);
 # verify, the fuzz campaign and the props runner all take theirs from here.
 PATCHES = ["pre", "v1", "v2", "v3"]
 ARCHES = ["32", "64"]

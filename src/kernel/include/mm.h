@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernel.h"
-#include "sim/stats.h"
+#include "base/stats.h"
 
 namespace fl::FL_ARCH_NS {
 

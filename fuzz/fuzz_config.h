@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "sim/config.h"
+#include "base/config.h"
 
 #ifndef FL_FUZZ_CONFIG
 #error "build fuzz targets with -DFL_FUZZ_CONFIG=\"patch/archNN/page/door/spec\""

@@ -13,7 +13,7 @@ root=$(dirname "$KERNELS_DIR")
 # src/real (the host-kernel executor) and the vocabulary it links (CMake's fl_vocab).
 srcs=("$KERNELS_DIR/guest/runner.cpp" "$root"/src/real/*.cpp
 	"$root"/src/check/{program,program_text,program_binary,trace,trace_text}.cpp
-	"$root"/src/sim/{config,invariants}.cpp)
+	"$root"/src/base/{config,invariants}.cpp)
 for s in "${srcs[@]}"; do [ -f "$s" ] || kdie "missing runner source $s"; done
 bin=$out/runner-$arch
 flags=(-std=c++20 -O2 -static -I"$root/src" -Wall -Wextra -Wno-missing-field-initializers)

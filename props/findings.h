@@ -7,7 +7,7 @@
 #include <string>
 
 #include "check/program.h"
-#include "sim/config.h"
+#include "base/config.h"
 
 namespace fl::props {
 

@@ -13,7 +13,7 @@
 
 #include "check/program.h"
 #include "check/program_text.h"
-#include "sim/config.h"
+#include "base/config.h"
 
 namespace fl::props {
 

@@ -17,6 +17,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, "build", "default", "props", "fl_props")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from verifylib.evidence import PATCHES  # noqa: E402 (the one list of levels)
 
 
 class Parser(argparse.ArgumentParser):
@@ -27,7 +29,7 @@ class Parser(argparse.ArgumentParser):
 
 def main():
     ap = Parser(prog="faultline props", add_help=True)
-    ap.add_argument("--patch", choices=["pre", "v1", "v2", "v3"])
+    ap.add_argument("--patch", choices=PATCHES)
     ap.add_argument("--arch", choices=["32", "64"])
     ap.add_argument("--door", choices=["anon", "regular", "direct"])
     ap.add_argument("--tests", type=int, default=100, help="max_success per property (default 100)")
@@ -38,7 +40,7 @@ def main():
     if not os.access(BINARY, os.X_OK):
         sys.stderr.write(f"faultline props: {BINARY} is missing (is librapidcheck-dev installed?)\n")
         return 2
-    patches = [a.patch] if a.patch else ["pre", "v1", "v2", "v3"]
+    patches = [a.patch] if a.patch else PATCHES
     arches = [a.arch] if a.arch else ["32", "64"]
     door = a.door or "*"
     filt = ":".join(f"Props/*.*/{p}_arch{w}_{door}" for p in patches for w in arches)

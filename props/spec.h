@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "sim/config.h"
+#include "base/config.h"
 
 namespace fl::props {
 

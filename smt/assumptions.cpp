@@ -25,7 +25,7 @@ const char *to_string(Assume a)
 	return "?";
 }
 
-// The vm_pgoff a syscall can produce (kernel-fault-path.md §4.4 "Reachable
+// The vm_pgoff a syscall can produce (docs/mmap.md#do_mmap "Reachable
 // vm_pgoff"; the port: MachineImpl::mmap).
 //  64-bit sys_mmap(..., off): pgoff = off >> PAGE_SHIFT, so < 2^(64-PAGE_SHIFT).
 //  32-bit sys_mmap_pgoff (mmap2): a 32-bit count of 4096-byte units,

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
+#include "base/config.h"
 #include "smt/uint.h"
 
 namespace fl::smt {

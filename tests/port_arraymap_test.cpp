@@ -2,7 +2,7 @@
 // kernel/bpf/arraymap.c through bpf(2): array_map_alloc_check and
 // bpf_get_file_flag at map creation, the power-of-two rounding of the
 // allocation, zeroed memory, update/lookup errnos, and the aliasing of the
-// kernel's view with the user mapping (ref §1, §2.6).
+// kernel's view with the user mapping (docs/arraymap.md, docs/bpf-syscall.md#the-map-file).
 #include "port_helpers.h"
 
 namespace fl::port {
@@ -25,7 +25,7 @@ int64_t create(const Config &c, MapSpec spec)
 	return make_machine(c)->map_create(spec);
 }
 
-// ref §1.1 check 1: every bad attribute is -EINVAL.
+// docs/arraymap.md#array_map_alloc_check check 1: every bad attribute is -EINVAL.
 TEST(PortArrayMapCreate, BadAttributesAreEinval)
 {
 	for (const Config &c : all_levels()) {
@@ -56,7 +56,7 @@ TEST(PortArrayMapCreate, BadAttributesAreEinval)
 		s.map_flags = BPF_F_MMAPABLE | BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG;
 		EXPECT_EQ(create(c, s), -EINVAL) << "RDONLY_PROG|WRONLY_PROG";
 
-		// bpf_get_file_flag (ref §2.6: the fd's O_ flags)
+		// bpf_get_file_flag (docs/bpf-syscall.md#the-map-file: the fd's O_ flags)
 		s.map_flags = BPF_F_MMAPABLE | BPF_F_RDONLY | BPF_F_WRONLY;
 		EXPECT_EQ(create(c, s), -EINVAL) << "RDONLY|WRONLY";
 
@@ -68,7 +68,7 @@ TEST(PortArrayMapCreate, BadAttributesAreEinval)
 	}
 }
 
-// ref §1.1 check 4: value_size > INT_MAX is -E2BIG, but only after check 1.
+// docs/arraymap.md#array_map_alloc_check check 4: value_size > INT_MAX is -E2BIG, but only after check 1.
 TEST(PortArrayMapCreate, ValueSizeAboveIntMaxIsE2big)
 {
 	for (const Config &c : all_levels()) {
@@ -85,7 +85,7 @@ TEST(PortArrayMapCreate, ValueSizeAboveIntMaxIsE2big)
 		EXPECT_EQ(create(c, s), -EINVAL);
 
 		// INT_MAX itself passes the check; the 2 GiB allocation then
-		// fails in vmalloc (ref §2.5: NULL -> -ENOMEM; the machine has
+		// fails in vmalloc (docs/bpf-syscall.md#bpf_map_area_mmapable_alloc: NULL -> -ENOMEM; the machine has
 		// 1 GiB of RAM and the 32-bit vmalloc space is smaller still).
 		s.key_size = 4;
 		s.value_size = 0x7fffffffu;
@@ -93,7 +93,7 @@ TEST(PortArrayMapCreate, ValueSizeAboveIntMaxIsE2big)
 	}
 }
 
-// ref §1.2: without bypass_spec_v1 max_entries is rounded up to a power of
+// docs/arraymap.md#array_map_alloc: without bypass_spec_v1 max_entries is rounded up to a power of
 // two in u32 and wraps to 0 above 2^31: -E2BIG. With the bypass there is no
 // rounding, the check passes and only the (16 GiB) allocation can fail.
 TEST(PortArrayMapCreate, MaxEntriesAbove2To31)
@@ -118,7 +118,7 @@ TEST(PortArrayMapCreate, MaxEntriesAbove2To31)
 	}
 }
 
-// ref §1.2, §1.4: the allocation is rounded up to a power of two but
+// docs/arraymap.md#array_map_alloc, docs/arraymap.md#kernel-side-addressing: the allocation is rounded up to a power of two but
 // map.max_entries keeps the user's value, and every bound uses it.
 TEST(PortArrayMapCreate, RoundingKeepsMaxEntries)
 {
@@ -142,7 +142,7 @@ TEST(PortArrayMapCreate, RoundingKeepsMaxEntries)
 	}
 }
 
-// ref §1.2, §2.5: __GFP_ZERO. Every element reads as zero, and so do the
+// docs/arraymap.md#array_map_alloc, docs/bpf-syscall.md#bpf_map_area_mmapable_alloc: __GFP_ZERO. Every element reads as zero, and so do the
 // bytes past max_entries * elem_size up to the end of the last page.
 TEST(PortArrayMapCreate, MemoryIsZeroed)
 {
@@ -166,7 +166,7 @@ TEST(PortArrayMapCreate, MemoryIsZeroed)
 	}
 }
 
-// ref §1.4: the errnos of array_map_update_elem, in their order.
+// docs/arraymap.md#kernel-side-addressing: the errnos of array_map_update_elem, in their order.
 TEST(PortArrayMapElem, UpdateErrnos)
 {
 	for (const Config &c : all_levels()) {
@@ -200,7 +200,7 @@ TEST(PortArrayMapElem, UpdateErrnos)
 	}
 }
 
-// ref §1.4: element i lives at byte i * round_up(value_size, 8) of the
+// docs/arraymap.md#kernel-side-addressing: element i lives at byte i * round_up(value_size, 8) of the
 // mapping; a kernel update shows through the mapping and a user store
 // shows in lookup. Only value_size bytes are copied.
 TEST(PortArrayMapElem, KernelAndUserViewsAlias)
@@ -241,7 +241,7 @@ TEST(PortArrayMapElem, KernelAndUserViewsAlias)
 	}
 }
 
-// ref §1.4: the user offset o addresses element o / elem_size also through
+// docs/arraymap.md#kernel-side-addressing: the user offset o addresses element o / elem_size also through
 // a window at a page offset.
 TEST(PortArrayMapElem, AliasingThroughOffsetWindow)
 {

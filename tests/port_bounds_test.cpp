@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The mmap bound of array_map_mmap (ref §1.6, §1.7), remap_vmalloc_range's
-// own checks (ref §3.1) and do_mmap's offset checks (ref §4.4) on every
+// The mmap bound of array_map_mmap (docs/arraymap.md#array_map_mmap-pre, docs/arraymap.md#the-lazy-levels), remap_vmalloc_range's
+// own checks (docs/vmalloc.md#remap_vmalloc_range) and do_mmap's offset checks (docs/mmap.md#do_mmap) on every
 // front door: exact fit, offset windows, the visible vs allocated end, and
-// the 32-bit wraps that make v1 hand out the wrong page (ref §8 item 1).
+// the 32-bit wraps that make v1 hand out the wrong page (docs/invariants.md#mmap-acceptance).
 #include "port_helpers.h"
 
 namespace fl::port {
@@ -31,7 +31,7 @@ std::vector<Config> every_door()
 	return f.expand();
 }
 
-// ref §1.6: the bound is `>`: a mapping that ends exactly at the visible
+// docs/arraymap.md#array_map_mmap-pre: the bound is `>`: a mapping that ends exactly at the visible
 // end is accepted, one page more is not.
 TEST(PortBounds, ExactFitAcceptedOnePageMoreRefused)
 {
@@ -53,7 +53,7 @@ TEST(PortBounds, ExactFitAcceptedOnePageMoreRefused)
 	}
 }
 
-// ref §1.6: windows at a page offset: inside, ending at the last page,
+// docs/arraymap.md#array_map_mmap-pre: windows at a page offset: inside, ending at the last page,
 // and starting at or running past the end.
 TEST(PortBounds, OffsetWindows)
 {
@@ -88,7 +88,7 @@ TEST(PortBounds, OffsetWindows)
 	}
 }
 
-// ref §1.2, §1.6, §3.1: without the bypass, 5 entries are allocated as 8,
+// docs/arraymap.md#array_map_alloc, docs/arraymap.md#array_map_mmap-pre, docs/vmalloc.md#remap_vmalloc_range: without the bypass, 5 entries are allocated as 8,
 // but the bound uses map.max_entries: the three pages past the visible
 // end are never mappable, although remap_vmalloc_range would accept them.
 TEST(PortBounds, VisibleEndNotAllocatedEnd)
@@ -114,7 +114,7 @@ TEST(PortBounds, VisibleEndNotAllocatedEnd)
 	}
 }
 
-// ref §4.4 file_mmap_ok, §3.1 step 1, §1.6/§1.7 and §8: a one-page mapping
+// docs/mmap.md#do_mmap file_mmap_ok, docs/vmalloc.md#remap_vmalloc_range step 1, docs/arraymap.md#array_map_mmap-pre, docs/arraymap.md#the-lazy-levels and docs/invariants.md#what-the-port-must-keep: a one-page mapping
 // at pgoff 0xfffff on a 32-bit kernel. vm_pgoff * PAGE_SIZE + len is 2^32
 // and wraps to 0 in unsigned long.
 //   anon (maxsize ULONG_MAX): do_mmap refuses it, -EOVERFLOW.
@@ -172,7 +172,7 @@ TEST(PortBounds, Arch64PgoffFfffFIsEinval)
 	}
 }
 
-// ref §4.4 step 3, §3.1, §1.6: pgoff 2^32 - 1 on a 32-bit kernel.
+// docs/mmap.md#do_mmap step 3, docs/vmalloc.md#remap_vmalloc_range, docs/arraymap.md#array_map_mmap-pre: pgoff 2^32 - 1 on a 32-bit kernel.
 //   anon / regular: pgoff + 1 wraps in do_mmap: -EOVERFLOW.
 //   direct: array_map_mmap's bound wraps (0xfffff000 + 0x1000 == 0), and
 //     pre:   remap_vmalloc_range(vm_pgoff + 1 == 0) maps the header page;
@@ -233,7 +233,7 @@ TEST(PortBounds, Arch32WrapAtEveryPageSize)
 	}
 }
 
-// ref §4.4 ("Reachable vm_pgoff": < 2^52 through 64-bit mmap) and §1.7:
+// docs/mmap.md#do_mmap ("Reachable vm_pgoff": < 2^52 through 64-bit mmap) and docs/arraymap.md#the-lazy-levels:
 // on a 64-bit kernel the v2 cast `(u64)vma->vm_pgoff` is a no-op, so with
 // an unconstrained vm_pgoff (the direct door) vm_pgoff * PAGE_SIZE + len
 // wraps to 0 on every lazy level and the fault maps the header page. pre

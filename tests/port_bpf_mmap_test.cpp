@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // kernel/bpf/syscall.c: bpf_map_mmap's checks and their order, the VM_MAY*
-// flags it leaves behind (ref §2.1, §4.4, §4.8), and the write-active
-// accounting of bpf_map_mmap_open/close with BPF_MAP_FREEZE (ref §2.2-§2.4).
+// flags it leaves behind (docs/bpf-syscall.md#bpf_map_mmap, docs/mmap.md#do_mmap, docs/vma.md#split-munmap-mprotect-mremap), and the write-active
+// accounting of bpf_map_mmap_open/close with BPF_MAP_FREEZE (docs/bpf-syscall.md#vma-open-and-close, docs/bpf-syscall.md#the-write-active-count, docs/bpf-syscall.md#map_freeze).
 #include "port_helpers.h"
 
 namespace fl::port {
@@ -23,7 +23,7 @@ MapSpec flags_spec(uint32_t flags)
 	return s;
 }
 
-// ref §2.1: a map without BPF_F_MMAPABLE has map_mmap, so bpf_map_mmap gets
+// docs/bpf-syscall.md#bpf_map_mmap: a map without BPF_F_MMAPABLE has map_mmap, so bpf_map_mmap gets
 // as far as array_map_mmap, which refuses it.
 TEST(PortBpfMmap, NonMmapableIsEinval)
 {
@@ -37,7 +37,7 @@ TEST(PortBpfMmap, NonMmapableIsEinval)
 	}
 }
 
-// ref §2.1 check 2: MAP_PRIVATE has no VM_SHARED.
+// docs/bpf-syscall.md#bpf_map_mmap check 2: MAP_PRIVATE has no VM_SHARED.
 TEST(PortBpfMmap, MapPrivateIsEinval)
 {
 	for (const Config &c : levels_4k()) {
@@ -50,7 +50,7 @@ TEST(PortBpfMmap, MapPrivateIsEinval)
 	}
 }
 
-// ref §2.1 check 3: frozen + VM_WRITE is -EPERM; read-only is allowed.
+// docs/bpf-syscall.md#bpf_map_mmap check 3: frozen + VM_WRITE is -EPERM; read-only is allowed.
 TEST(PortBpfMmap, FrozenRefusesWritableMapping)
 {
 	for (const Config &c : levels_4k()) {
@@ -66,7 +66,7 @@ TEST(PortBpfMmap, FrozenRefusesWritableMapping)
 	}
 }
 
-// ref §2.1 check 3: BPF_F_RDONLY_PROG + VM_WRITE is -EACCES, and the frozen
+// docs/bpf-syscall.md#bpf_map_mmap check 3: BPF_F_RDONLY_PROG + VM_WRITE is -EACCES, and the frozen
 // test comes first.
 TEST(PortBpfMmap, RdonlyProgRefusesWritableMapping)
 {
@@ -81,7 +81,7 @@ TEST(PortBpfMmap, RdonlyProgRefusesWritableMapping)
 	}
 }
 
-// ref §2.1: VM_SHARED (check 2) and the write checks (check 3) come before
+// docs/bpf-syscall.md#bpf_map_mmap: VM_SHARED (check 2) and the write checks (check 3) come before
 // array_map_mmap's BPF_F_MMAPABLE test (check 5).
 TEST(PortBpfMmap, CheckOrder)
 {
@@ -102,7 +102,7 @@ TEST(PortBpfMmap, CheckOrder)
 	}
 }
 
-// ref §2.6, §4.4: a BPF_F_RDONLY map fd is O_RDONLY. PROT_WRITE|MAP_SHARED
+// docs/bpf-syscall.md#the-map-file, docs/mmap.md#do_mmap: a BPF_F_RDONLY map fd is O_RDONLY. PROT_WRITE|MAP_SHARED
 // fails in do_mmap (-EACCES); read-only MAP_SHARED loses VM_SHARED there and
 // bpf_map_mmap refuses it (-EINVAL).
 TEST(PortBpfMmap, RdonlyFd)
@@ -115,13 +115,13 @@ TEST(PortBpfMmap, RdonlyFd)
 		EXPECT_EQ(map_pages(*m, 1, 0, R), -EINVAL);
 		EXPECT_EQ(map_pages(*m, 1, 0, R, PRIVATE), -EINVAL);
 		EXPECT_EQ(m->map_writecnt(), 0u);
-		// ref §2.4 check 4: no FMODE_CAN_WRITE, no freeze
+		// docs/bpf-syscall.md#map_freeze check 4: no FMODE_CAN_WRITE, no freeze
 		EXPECT_EQ(m->map_freeze(), -EPERM);
 		EXPECT_FALSE(m->map_frozen());
 	}
 }
 
-// ref §4.4 step 6: a BPF_F_WRONLY fd has no FMODE_READ: -EACCES for any mmap.
+// docs/mmap.md#do_mmap step 6: a BPF_F_WRONLY fd has no FMODE_READ: -EACCES for any mmap.
 TEST(PortBpfMmap, WronlyFd)
 {
 	for (const Config &c : levels_4k()) {
@@ -134,7 +134,7 @@ TEST(PortBpfMmap, WronlyFd)
 	}
 }
 
-// ref §2.1 step 4: a read-only mapping loses VM_MAYWRITE (no "mw") and
+// docs/bpf-syscall.md#bpf_map_mmap step 4: a read-only mapping loses VM_MAYWRITE (no "mw") and
 // every mapping loses VM_MAYEXEC (no "me"); mprotect cannot add them back.
 TEST(PortBpfMmap, ReadOnlyMappingCannotBecomeWritable)
 {
@@ -163,7 +163,7 @@ TEST(PortBpfMmap, ReadOnlyMappingCannotBecomeWritable)
 	}
 }
 
-// ref §2.1 step 4, §4.8: a writable mapping keeps VM_MAYWRITE through
+// docs/bpf-syscall.md#bpf_map_mmap step 4, docs/vma.md#split-munmap-mprotect-mremap: a writable mapping keeps VM_MAYWRITE through
 // mprotect(PROT_READ) and can be made writable again, but never executable.
 // PROT_EXEC at mmap time is refused with -EPERM (SB_I_NOEXEC).
 TEST(PortBpfMmap, WritableMappingFlags)
@@ -179,7 +179,7 @@ TEST(PortBpfMmap, WritableMappingFlags)
 		EXPECT_TRUE(has_vm_flag(s.vm_flags, "mw")) << s.vm_flags;
 		EXPECT_FALSE(has_vm_flag(s.vm_flags, "me")) << s.vm_flags;
 		// VM_DONTEXPAND | VM_DONTDUMP on every level; VM_MIXEDMAP only
-		// from the eager vm_insert_page (ref §1.7, §3.1)
+		// from the eager vm_insert_page (docs/arraymap.md#the-lazy-levels, docs/vmalloc.md#remap_vmalloc_range)
 		EXPECT_TRUE(has_vm_flag(s.vm_flags, "de")) << s.vm_flags;
 		EXPECT_TRUE(has_vm_flag(s.vm_flags, "dd")) << s.vm_flags;
 		EXPECT_EQ(has_vm_flag(s.vm_flags, "mm"), !is_lazy(c.patch)) << s.vm_flags;
@@ -206,7 +206,7 @@ TEST(PortBpfMmap, WritableMappingFlags)
 	}
 }
 
-// ref §2.1 step 5: a writable mmap that fails in map_mmap undoes its
+// docs/bpf-syscall.md#bpf_map_mmap step 5: a writable mmap that fails in map_mmap undoes its
 // write_active_inc; the count is unchanged whatever it was before.
 TEST(PortWriteActive, FailedWritableMmapLeavesCountUnchanged)
 {
@@ -224,7 +224,7 @@ TEST(PortWriteActive, FailedWritableMmapLeavesCountUnchanged)
 	}
 }
 
-// ref §2.4: freeze is -EBUSY while a writable mapping lives (even one
+// docs/bpf-syscall.md#map_freeze: freeze is -EBUSY while a writable mapping lives (even one
 // mprotect'ed read-only: VM_MAYWRITE stays), succeeds once it is gone, and
 // a second freeze is -EPERM. After it: no writable mmap, no update.
 TEST(PortWriteActive, FreezeLifecycle)
@@ -265,7 +265,7 @@ TEST(PortWriteActive, FreezeLifecycle)
 	}
 }
 
-// ref §2.2, §4.8: every split opens the new piece, every removed piece is
+// docs/bpf-syscall.md#vma-open-and-close, docs/vma.md#split-munmap-mprotect-mremap: every split opens the new piece, every removed piece is
 // closed: writecnt == number of live VM_MAYWRITE VMAs.
 TEST(PortWriteActive, SplitsKeepCountEqualToWritableVmas)
 {
@@ -302,7 +302,7 @@ TEST(PortWriteActive, SplitsKeepCountEqualToWritableVmas)
 	}
 }
 
-// ref §4.7: fork opens every copied VMA; exit closes them.
+// docs/vma.md#fork: fork opens every copied VMA; exit closes them.
 TEST(PortWriteActive, ForkAndExit)
 {
 	for (const Config &c : base_filter().expand()) {
@@ -335,7 +335,7 @@ TEST(PortWriteActive, ForkAndExit)
 	}
 }
 
-// ref §2.2, §4.8: MADV_DONTFORK'ed VMAs are not copied, so not opened.
+// docs/bpf-syscall.md#vma-open-and-close, docs/vma.md#split-munmap-mprotect-mremap: MADV_DONTFORK'ed VMAs are not copied, so not opened.
 TEST(PortWriteActive, DontforkIsNotCounted)
 {
 	for (const Config &c : levels_4k()) {
@@ -356,7 +356,7 @@ TEST(PortWriteActive, DontforkIsNotCounted)
 	}
 }
 
-// ref §4.8: mremap's move opens the copy and closes the old VMA; a shrink
+// docs/vma.md#split-munmap-mprotect-mremap: mremap's move opens the copy and closes the old VMA; a shrink
 // splits and closes the tail. The count is unchanged by both.
 TEST(PortWriteActive, MremapKeepsCount)
 {
@@ -382,7 +382,7 @@ TEST(PortWriteActive, MremapKeepsCount)
 	}
 }
 
-// ref §1.8: a VMA holds the map file, so the map outlives its fd: the
+// docs/arraymap.md#lifetime: a VMA holds the map file, so the map outlives its fd: the
 // mapping keeps working after close, bpf(2) on the fd fails with -EBADF,
 // and the last munmap releases the map.
 TEST(PortWriteActive, MappingOutlivesFd)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The lazy fault path (ref §1.7, §4.2-§4.7): no PTE at mmap, the fault
+// The lazy fault path (docs/arraymap.md#the-lazy-levels, docs/fault.md#fault-dispatch, docs/fault.md#finish_fault, docs/mmap.md#do_mmap, docs/mmap.md#map_populate, docs/fault.md#fault-around, docs/vma.md#fork): no PTE at mmap, the fault
 // handler's page equals the eager page, one reference per PTE (also on a
 // lost race), the per-VMA lock retry, MAP_POPULATE with read faults, v3's
 // fault-around window, MADV_DONTNEED and fork.
@@ -19,7 +19,7 @@ struct Range {
 	uint64_t addr, npages;
 };
 
-// ref §4.3, §8 item 4: every data page's refcount is the allocator's
+// docs/fault.md#finish_fault, docs/invariants.md#refcounts: every data page's refcount is the allocator's
 // reference plus one per PTE that maps it, counted over `ranges`.
 void expect_refcounts(Machine &m, const std::vector<Range> &ranges, uint64_t data_pages)
 {
@@ -33,7 +33,7 @@ void expect_refcounts(Machine &m, const std::vector<Range> &ranges, uint64_t dat
 	}
 }
 
-// ref §1.6 vs §1.7: the eager mmap inserts every PTE; the lazy one none.
+// docs/arraymap.md#array_map_mmap-pre vs docs/arraymap.md#the-lazy-levels: the eager mmap inserts every PTE; the lazy one none.
 TEST(PortFault, LazyMmapInstallsNoPte)
 {
 	for (const Config &c : base_filter().expand()) {
@@ -57,7 +57,7 @@ TEST(PortFault, LazyMmapInstallsNoPte)
 	}
 }
 
-// ref §1.7, §4.2, §8 item 2: for every address, the page the fault
+// docs/arraymap.md#the-lazy-levels, docs/fault.md#fault-dispatch, docs/invariants.md#page-choice: for every address, the page the fault
 // handler returns is the page remap_vmalloc_range would have mapped:
 // data page vm_pgoff + (addr - vm_start) / PAGE_SIZE.
 TEST(PortFault, FaultPageEqualsEagerPage)
@@ -96,7 +96,7 @@ TEST(PortFault, WriteFaultPageEqualsEagerPage)
 	}
 }
 
-// ref §4.3: one reference per installed PTE, dropped again by the zap.
+// docs/fault.md#finish_fault: one reference per installed PTE, dropped again by the zap.
 TEST(PortFault, RefcountIsOnePlusPtes)
 {
 	for (const Config &c : base_filter().expand()) {
@@ -131,10 +131,10 @@ TEST(PortFault, RefcountIsOnePlusPtes)
 	}
 }
 
-// The lost race in finish_fault (ref §4.3) is a schedule now: see
+// The lost race in finish_fault (docs/fault.md#finish_fault) is a schedule now: see
 // tests/interleave_test.cpp (FinishFaultLostRace*).
 
-// ref §4.2: a ->fault-only vm_ops (v1, v2) is retried under mmap_lock
+// docs/fault.md#fault-dispatch: a ->fault-only vm_ops (v1, v2) is retried under mmap_lock
 // (VM_FAULT_RETRY from vmf_can_call_fault); with ->map_pages (v3) the
 // fault runs under the per-VMA lock. The eager mapping never faults.
 TEST(PortFault, PerVmaLockRetry)
@@ -175,7 +175,7 @@ TEST(PortFault, PerVmaLockRetry)
 	}
 }
 
-// ref §4.5: MAP_POPULATE walks the range with read faults. v1/v2 take one
+// docs/mmap.md#map_populate: MAP_POPULATE walks the range with read faults. v1/v2 take one
 // fault per page; v3 faults around (16 pages at 4K, 4 at 16K) and at 64K
 // (fault_around_pages == 1) also takes one per page. The eager mapping
 // is already fully present.
@@ -217,7 +217,7 @@ TEST(PortFault, PopulateFaultsInEveryPage)
 			// everything is present now: loads take no fault, pages are right
 			expect_eager_pages(*m, a, n, 0);
 			EXPECT_EQ(m->stats().faults, s1.faults);
-			// ref §4.3: a read fault in a shared writable VMA installs a
+			// docs/fault.md#finish_fault: a read fault in a shared writable VMA installs a
 			// writable PTE (no writenotify): later stores do not fault
 			if (prot == RW) {
 				for (uint64_t k = 0; k < n; k += 7)
@@ -260,7 +260,7 @@ uint64_t present_pages(Machine &m, uint64_t addr, uint64_t npages)
 	return n;
 }
 
-// ref §4.6: v3's fault-around window is clamped to the VMA.
+// docs/fault.md#fault-around: v3's fault-around window is clamped to the VMA.
 TEST(PortFault, FaultAroundClampsToVma)
 {
 	for (const Config &c : v3_4k().expand()) {
@@ -319,7 +319,7 @@ TEST(PortFault, FaultAroundClampsToVma)
 	}
 }
 
-// ref §4.6: the window is clamped to one PTE table: PTRS_PER_PTE is 512 on
+// docs/fault.md#fault-around: the window is clamped to one PTE table: PTRS_PER_PTE is 512 on
 // x86-64 (a 2 MiB table at 4K) and 1024 on i386 (4 MiB).
 TEST(PortFault, FaultAroundClampsToPteTable)
 {
@@ -351,7 +351,7 @@ TEST(PortFault, FaultAroundClampsToPteTable)
 	}
 }
 
-// ref §4.2, §4.7: after MADV_DONTNEED the eager mapping (no ->fault)
+// docs/fault.md#fault-dispatch, docs/vma.md#fork: after MADV_DONTNEED the eager mapping (no ->fault)
 // SIGBUSes; the lazy one refaults the same page and the data is intact.
 TEST(PortFault, DontneedThenAccess)
 {
@@ -391,7 +391,7 @@ TEST(PortFault, DontneedThenAccess)
 	}
 }
 
-// ref §4.7: the eager (VM_MIXEDMAP) VMA's PTEs are copied to the child;
+// docs/vma.md#fork: the eager (VM_MIXEDMAP) VMA's PTEs are copied to the child;
 // the lazy child has none until it touches the pages. Both see the same
 // data, in both directions.
 TEST(PortFault, ForkSharesData)
@@ -441,7 +441,7 @@ TEST(PortFault, ForkSharesData)
 	}
 }
 
-// ref §4.8, §8 item 2: linear_page_index is unchanged by split, move and
+// docs/vma.md#split-munmap-mprotect-mremap, docs/invariants.md#page-choice: linear_page_index is unchanged by split, move and
 // fork, so every piece faults in the eager page for each address.
 TEST(PortFault, PiecesMovesAndForksKeepTheirPages)
 {

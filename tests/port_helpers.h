@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Small helpers shared by the tests of the kernel port (tests/port_*_test.cpp).
-// The tests are written from /work/shared/reference/kernel-fault-path.md
-// (cited as "ref §N") and drive the port only through the Machine API and
+// The tests are written from the kernel pages under docs/ (cited as
+// docs/<page>.md#<section>, e.g. docs/bpf-syscall.md#bpf_map_mmap) and drive the port only through the Machine API and
 // Programs.
 #pragma once
 
@@ -15,7 +15,7 @@
 
 #include "check/differential.h"
 #include "check/program_text.h"
-#include "sim/config.h"
+#include "base/config.h"
 #include "sim/machine.h"
 
 namespace fl::port {
@@ -148,7 +148,7 @@ inline Invariant broken_invariant(Machine &m)
 
 // Loads every page of [addr, addr + npages pages) and checks that each is
 // backed by the page the eager remap would choose: data page first_pgoff + k
-// (ref §8 item 2).
+// (docs/invariants.md#page-choice).
 inline void expect_eager_pages(Machine &m, uint64_t addr, uint64_t npages, uint64_t first_pgoff, int pid = 0)
 {
 	for (uint64_t k = 0; k < npages; k++) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Whole scenarios as Programs, run by the differential runner against the
-// eager (pre) kernel in lockstep: the v1 32-bit overflow (ref §1.7, §4.4,
-// §8), the documented lazy/eager differences (ref §8 item 5) and a long
+// eager (pre) kernel in lockstep: the v1 32-bit overflow (docs/arraymap.md#the-lazy-levels, docs/mmap.md#do_mmap,
+// docs/invariants.md#what-the-port-must-keep), the documented lazy/eager differences (docs/differences.md#eager-and-lazy) and a long
 // lifecycle that must be clean on every configuration.
 #include "port_helpers.h"
 
@@ -48,7 +48,7 @@ load A+0xff0
 expect violation foreign_page if patch=v1 arch=32 door=regular,direct page=4k
 )";
 
-// ref §8: on v1 with 32-bit unsigned long, through the regular and direct
+// docs/invariants.md#what-the-port-must-keep: on v1 with 32-bit unsigned long, through the regular and direct
 // doors, the lazy mapping hands out the bpf_array header page. Everything
 // else refuses the mmap: -EOVERFLOW (anon door, 32-bit) or -EINVAL.
 TEST(PortScenario, V1OverflowIsForeignPageOnlyOnV1Arch32)
@@ -79,7 +79,7 @@ TEST(PortScenario, V1OverflowIsForeignPageOnlyOnV1Arch32)
 	}
 }
 
-// ref §4.7: after MADV_DONTNEED the eager side SIGBUSes and the lazy side
+// docs/vma.md#fork: after MADV_DONTNEED the eager side SIGBUSes and the lazy side
 // reads its data: the runner names the difference dontneed_refault, replays
 // the lazy store into the eager kernel view, and the rest stays identical.
 TEST(PortScenario, DontneedRefaultIsNamed)
@@ -119,7 +119,7 @@ load A+1p
 	}
 }
 
-// ref §8 item 5: smaps of a fresh lazy mapping lacks "mm" (VM_MIXEDMAP)
+// docs/differences.md#eager-and-lazy: smaps of a fresh lazy mapping lacks "mm" (VM_MIXEDMAP)
 // and has Rss 0; MAP_POPULATE closes the Rss gap but not the flag one;
 // a forked lazy child again has Rss 0.
 TEST(PortScenario, SmapsDifferencesAreNamed)

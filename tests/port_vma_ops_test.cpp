@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// VMA operations on a map mapping (ref §4.8): munmap and mprotect splits,
+// VMA operations on a map mapping (docs/vma.md#split-munmap-mprotect-mremap): munmap and mprotect splits,
 // mremap (grow, shrink, move, DONTUNMAP), and the argument errnos of
 // munmap and madvise.
 #include "port_helpers.h"
@@ -18,7 +18,7 @@ void expect_vma(Machine &m, uint64_t addr, uint64_t start, uint64_t end, uint64_
 	EXPECT_EQ(s.pgoff, pgoff);
 }
 
-// ref §4.8 __split_vma / do_vmi_align_munmap: unmapping the middle page
+// docs/vma.md#split-munmap-mprotect-mremap __split_vma / do_vmi_align_munmap: unmapping the middle page
 // splits the VMA in three and drops the middle; each surviving address
 // keeps its page (vm_pgoff of the upper piece is shifted).
 TEST(PortVmaOps, MunmapMiddlePage)
@@ -43,7 +43,7 @@ TEST(PortVmaOps, MunmapMiddlePage)
 	}
 }
 
-// ref §4.8 mprotect: the middle page becomes its own VMA with the new
+// docs/vma.md#split-munmap-mprotect-mremap mprotect: the middle page becomes its own VMA with the new
 // rights; all three keep their pages.
 TEST(PortVmaOps, MprotectMiddlePage)
 {
@@ -77,7 +77,7 @@ TEST(PortVmaOps, MprotectMiddlePage)
 	}
 }
 
-// ref §4.8 vma_to_resize: growing a VM_DONTEXPAND mapping is -EFAULT (in
+// docs/vma.md#split-munmap-mprotect-mremap vma_to_resize: growing a VM_DONTEXPAND mapping is -EFAULT (in
 // place or with MREMAP_MAYMOVE); shrinking unmaps the tail.
 TEST(PortVmaOps, MremapGrowAndShrink)
 {
@@ -102,7 +102,7 @@ TEST(PortVmaOps, MremapGrowAndShrink)
 	}
 }
 
-// ref §4.8 move_vma: a same-size move to MAP_FIXED'able space keeps the
+// docs/vma.md#split-munmap-mprotect-mremap move_vma: a same-size move to MAP_FIXED'able space keeps the
 // data and vm_pgoff; the old range is gone.
 TEST(PortVmaOps, MremapMove)
 {
@@ -144,7 +144,7 @@ TEST(PortVmaOps, MremapMove)
 	}
 }
 
-// ref §4.8: MREMAP_DONTUNMAP is refused for VM_DONTEXPAND; a move to a
+// docs/vma.md#split-munmap-mprotect-mremap: MREMAP_DONTUNMAP is refused for VM_DONTEXPAND; a move to a
 // free address (MAYMOVE without FIXED) is not needed to grow, so the plain
 // same-size MAYMOVE is a no-op.
 TEST(PortVmaOps, MremapDontunmapIsEinval)

@@ -25,9 +25,10 @@ import time
 # errors, which are replayed with full options.
 os.environ.setdefault("ASAN_OPTIONS", "malloc_context_size=0:detect_leaks=0")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from verifylib.evidence import ARCHES, DOORS, PATCHES  # noqa: E402 (the one list of levels)
 BUILD = os.path.join(ROOT, "build", "fuzz")
 CLI = os.path.join(ROOT, "build", "default", "faultline-cli")
-PATCHES, ARCHES, DOORS = ["pre", "v1", "v2", "v3"], ["32", "64"], ["anon", "regular", "direct"]
 TARGETS, ENGINES = ["program", "bounds"], ["libfuzzer", "afl"]
 MAX_LEN = {"program": 256, "bounds": 64}
 FINDINGS = os.path.join(ROOT, "corpora", "findings")
@@ -70,7 +71,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="faultline fuzz", description=__doc__.splitlines()[0])
     p.add_argument("--engine", default="both", help="libfuzzer | afl | both")
     p.add_argument("--target", default="program", help="program | bounds | all")
-    p.add_argument("--patch", default=",".join(PATCHES), help="comma list of pre,v1,v2,v3")
+    p.add_argument("--patch", default=",".join(PATCHES), help="comma list of " + ",".join(PATCHES))
     p.add_argument("--arch", default=",".join(ARCHES), help="comma list of 32,64")
     p.add_argument("--door", default=",".join(DOORS), help="comma list of anon,regular,direct (program target)")
     p.add_argument("--time", default="120", help="wall-clock budget for the whole campaign, seconds")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # make_v1.sh SEED: rebuilds v2.diff and v1.diff from the v2 series mail
-# (shared/seeds/000_*, "[PATCH v2 bpf-next 0/2] bpf: Populate mmap-able
+# (as posted to bpf-next: "[PATCH v2 bpf-next 0/2] bpf: Populate mmap-able
 # array maps lazily").
 #
 #   v2.diff  the series' kernel hunks exactly as posted (prepare_series.py

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/invariants.h"
+#include "base/config.h"
+#include "base/invariants.h"
 #include "sim/machine.h"
 
 namespace fl {

@@ -13,7 +13,7 @@
 
 #include "check/trace.h"
 #include "oracle/host_differences.h"
-#include "sim/config.h"
+#include "base/config.h"
 
 namespace fl::oracle {
 

@@ -13,8 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/invariants.h"
+#include "base/config.h"
+#include "base/invariants.h"
+#include "base/stats.h"
 
 namespace fl {
 
@@ -57,18 +58,6 @@ struct SmapsEntry {
 	uint64_t start = 0, end = 0, pgoff = 0;
 	uint64_t rss_pages = 0;
 	std::string vm_flags;  // smaps "VmFlags:" mnemonics, e.g. "rd wr sh mr mw me ms mm dd"
-};
-
-// Deterministic cost counters (the model backend of the benchmark).
-struct Stats {
-	uint64_t faults = 0;           // handle_mm_fault calls (user and GUP)
-	uint64_t fault_handlers = 0;   // vm_ops->fault calls
-	uint64_t map_pages_calls = 0;  // vm_ops->map_pages calls
-	uint64_t vma_lock_retries = 0; // VM_FAULT_RETRY from vmf_can_call_fault
-	uint64_t ptes_installed = 0;
-	uint64_t ptes_zapped = 0;
-	uint64_t ptl_locks = 0;        // page-table lock acquisitions
-	uint64_t lost_races = 0;       // finish_fault found the PTE already set
 };
 
 class Machine {

@@ -7,6 +7,8 @@ Spectre-v1 masking); those fold into the cell.
 """
 from dataclasses import asdict, dataclass, field
 
+# The patch levels, oldest first: the one Python list (src/base/config.h kPatches is the C++ one);
+# verify, the fuzz campaign and the props runner all take theirs from here.
 PATCHES = ["pre", "v1", "v2", "v3"]
 ARCHES = ["32", "64"]
 DOORS = ["anon", "regular", "direct"]

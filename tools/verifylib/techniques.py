@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from .evidence import Evidence, cell_of, program_ops
+from .evidence import PATCHES, Evidence, cell_of, program_ops
 
 
 @dataclass
@@ -82,7 +82,8 @@ def run_logged(run, name, argv, timeout, env=None, on_line=None):
 
 # --- proofs -----------------------------------------------------------------
 
-PROVE_ROW = re.compile(r"^(\d)\s+(pre|v1|v2|v3|any)\s+(32|64)\s+(4k|64k)\s+(\w+)\s+"
+LEVEL = "|".join(PATCHES)
+PROVE_ROW = re.compile(rf"^(\d)\s+({LEVEL}|any)\s+(32|64)\s+(4k|64k)\s+(\w+)\s+"
                        r"(proved|cex|unknown)(?: rescue=(\w+))?\s+([\d.]+)ms\s*(.*)$")
 
 
@@ -167,7 +168,7 @@ def run_corpus(run, seconds):
 
 # --- property tests ------------------------------------------------------------
 
-PROPS_NAME = re.compile(r"Props/(\w+)\.(\w+)/(pre|v1|v2|v3)_arch(32|64)_(anon|regular|direct)")
+PROPS_NAME = re.compile(rf"Props/(\w+)\.(\w+)/({LEVEL})_arch(32|64)_(anon|regular|direct)")
 
 
 def run_props(run, seconds):
@@ -235,7 +236,7 @@ def fuzz_selection(quick):
     target (the proofs decide that arithmetic exhaustively); --quick keeps
     the lazy levels at the doors where they can differ from pre."""
     if quick:
-        return ["--target", "program", "--patch", "v1,v2,v3", "--door", "regular,direct"]
+        return ["--target", "program", "--patch", ",".join(PATCHES[1:]), "--door", "regular,direct"]
     return ["--target", "program"]
 
 

@@ -57,7 +57,7 @@ struct bpf_map {
 	long refcnt = 1;
 };
 
-// sizeof(struct bpf_array) is a few hundred bytes (reference §1.3: offsetof
+// sizeof(struct bpf_array) is a few hundred bytes (docs/arraymap.md#struct-bpf_array: offsetof
 // value = 0x110 in one 6.x build); any value < PAGE_SIZE gives hdr_pgoff == 1.
 constexpr ulong BPF_ARRAY_VALUE_OFFSET = 0x110;
 

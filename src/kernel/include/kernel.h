@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "sim/config.h"
+#include "base/config.h"
 
 #if !defined(FL_BITS) || (FL_BITS != 32 && FL_BITS != 64)
 #error "compile the kernel port with -DFL_BITS=32 or -DFL_BITS=64"

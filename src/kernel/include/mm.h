@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "kernel.h"
+#include "base/stats.h"
 #include "locking.h"
-#include "sim/machine.h"
 
 namespace fl::FL_ARCH_NS {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "sim/config.h"
+#include "base/config.h"
 
 namespace fl::bench {
 

@@ -64,7 +64,7 @@ private:
 };
 
 // An arena fixes its user address at the first mmap; every later mmap must
-// pass that address and the full length (toolchain.md §7). So each worker
+// pass that address and the full length (docs/toolchain.md#bpf-arena-mmap). So each worker
 // owns an arena, makes its first mapping when created - before any producer
 // runs, so no two arenas can be given the same free range - and remaps with
 // MAP_FIXED_NOREPLACE: never over another thread's mapping.

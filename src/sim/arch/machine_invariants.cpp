@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The invariants checked after every operation (names in sim/invariants.h).
+// The invariants checked after every operation (names in base/invariants.h).
 // They are computed from the machine's state independently of the port's
 // own counters: VMAs are counted, PTEs are walked, pages are compared with
 // the page the eager path would have chosen in exact arithmetic.

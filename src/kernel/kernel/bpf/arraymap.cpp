@@ -7,7 +7,7 @@
 //         offsets computed in unsigned long (wraps on 32-bit);
 //   v2  - v1 with u64 arithmetic (seed 000);
 //   v3  - v2 plus array_map_mmap_pages() as ->map_pages (UNCONFIRMED: written
-//         from the v3 description, reference §1.7).
+//         from the v3 description, docs/arraymap.md#the-lazy-levels).
 #include <cstring>
 
 #include "bpf.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Invariant names: stable strings, since corpus files and reports keep them.
-#include "sim/invariants.h"
+#include "base/invariants.h"
 
 namespace fl {
 

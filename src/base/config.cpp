@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Names of the configuration axes, as they appear in program headers,
 // expectations, traces and report tables.
-#include "sim/config.h"
+#include "base/config.h"
 
 #include <algorithm>
 #include <cctype>

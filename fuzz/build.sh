@@ -47,7 +47,7 @@ export CXX CXXFLAGS SRC_DIR
 			echo "$SRC_DIR/$f $WORK/k${bits}_$(echo "$f" | tr / _).o -DFL_BITS=$bits -I$SRC_DIR/src/kernel/include"
 		done
 	done
-	for f in $(cd "$SRC_DIR" && ls src/base/*.cpp src/sim/*.cpp src/check/*.cpp src/sim/sched/*.cpp src/libarena/*.cpp); do
+	for f in $(cd "$SRC_DIR" && ls src/base/*.cpp src/sim/*.cpp src/check/*.cpp src/base/sched/*.cpp src/libarena/*.cpp); do
 		echo "$SRC_DIR/$f $WORK/$(echo "$f" | tr / _).o"
 	done
 } | xargs -P "$JOBS" -L 1 bash -c 'compile "$@"' _

@@ -42,8 +42,10 @@ mkdir -p "$base"
 export CCACHE_DIR=$KCACHE/ccache
 MAKE=(nice -n 10 make -s CC="ccache gcc" HOSTCC="ccache gcc")
 
-# Everything that changes the produced kernel, other than the patch itself.
-recipe_hash=$({ cat "$KERNELS_DIR/config.sh"; cat "$compat"/*.patch 2>/dev/null || true; } | sha256sum | cut -c1-8)
+# Everything that changes the produced kernel, other than the patch itself
+# (config.sh without its comment lines: editing a comment must not rebuild).
+recipe_hash=$({ grep -v '^[[:space:]]*#' "$KERNELS_DIR/config.sh"; cat "$compat"/*.patch 2>/dev/null || true; } |
+	sha256sum | cut -c1-8)
 
 series=$base/series-$$.diff
 trap 'rm -f "$series"' EXIT

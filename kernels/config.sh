@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The guest kernel's configuration: tinyconfig plus what a static /init that
-# drives BPF_F_MMAPABLE array maps needs (measured in the qemu-kernels notes).
+# drives BPF_F_MMAPABLE array maps needs (docs/real-kernels.md#setup-and-the-pitfalls-it-avoids).
 # Sourced by build.sh; its content is part of every cache key.
 
 # make_config SRC OUT ARCH MAKE...

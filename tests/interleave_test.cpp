@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The deterministic scheduler (src/sim/sched/), its checkers, the Program
+// The deterministic scheduler (src/base/sched/), its checkers, the Program
 // forms of threads and schedules, and the explorer on the historical levels.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "check/interleave/explore.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
-#include "sim/sched/strategy.h"
+#include "base/sched/strategy.h"
 
 namespace fl {
 namespace {
@@ -267,7 +267,7 @@ TEST(InterleaveBinary, EveryByteStringDecodesToAValidConcurrentProgram)
 
 // The old inject_fault_race hook as a schedule: T0 is preempted between
 // ->fault and finish_fault's page-table lock, T1 faults the page in, T0
-// loses the race and must drop the handler's reference (ref §4.3). Read
+// loses the race and must drop the handler's reference (docs/fault.md#finish_fault). Read
 // faults reach finish_fault on v1/v2 and on v3 without fault-around (64K
 // pages); write faults on every lazy level.
 TEST(Interleave, FinishFaultLostRaceDoesNotLeak)

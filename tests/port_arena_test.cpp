@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The arena map in the port (src/kernel/kernel/bpf/arena.cpp), through the
 // Machine API, and the arena Programs' binary form. Semantics from
-// /work/shared/reference/libarena.md §7 and kernel/bpf/arena.c.
+// docs/arena.md and kernel/bpf/arena.c.
 #include <gtest/gtest.h>
 
 #include <cstdio>

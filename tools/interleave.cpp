@@ -11,8 +11,8 @@
 #include "check/interleave/explore.h"
 #include "check/program_text.h"
 #include "options.h"
-#include "sim/sched/fiber.h"
-#include "sim/sched/strategy.h"
+#include "base/sched/fiber.h"
+#include "base/sched/strategy.h"
 
 namespace fl::cli {
 

@@ -101,7 +101,7 @@ struct Expectation {
 };
 
 // A schedule record of a concurrent group: "at T0 finish_fault:pte_offset_map_lock#1
-// switch T1" (src/sim/sched/scheduler.h has the semantics).
+// switch T1" (src/base/sched/scheduler.h has the semantics).
 struct ScheduleRecord {
 	int task = 0;
 	std::string label;

@@ -23,7 +23,7 @@ Program decode_program(const uint8_t *data, size_t size);
 inline constexpr int kMaxDecodedOps = 24;
 
 // The interleaving fuzzers' form: a Program whose last ops run concurrently,
-// plus a schedule as (delta, target) picks (sim/sched/strategy.h
+// plus a schedule as (delta, target) picks (base/sched/strategy.h
 // ByteSchedule). Layout: varint length L, L bytes of decode_program input,
 // one byte for the thread count (2 or 3), one for the group size, one per
 // group op for its thread, then (delta, target) byte pairs. Total: any byte

@@ -38,7 +38,7 @@ std::string hex(u64 v)
 	return buf;
 }
 
-// The metadata blocks of §2.7 (idx -> order): the carve-out's allocated part.
+// The metadata blocks of buddy_chunk_get (idx -> order): the carve-out's allocated part.
 std::map<u64, u64> carve_out(std::map<u64, u64> *free_blocks)
 {
 	std::map<u64, u64> meta;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The reference note's invariants I1-I7, I11 and I12 (libarena.md §4) for
+// The reference note's invariants I1-I7, I11 and I12 (src/libarena/README.md) for
 // one buddy allocator, checked against a shadow model of what its callers
 // hold. Not libarena code: the checker reads the allocator's arena memory
 // the way a debugger would and compares it with the shadow.
@@ -28,7 +28,7 @@ std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep = true);
 std::vector<u8> snapshot_buddy(buddy_ctx *b);
 
 // The free blocks (idx -> order) of a chunk nobody has allocated from: the
-// carve-out of §2.7, computed independently of buddy_chunk_get.
+// carve-out of buddy_chunk_get, computed independently of buddy_chunk_get.
 const std::map<u64, u64> &pristine_free_blocks();
 
 }  // namespace fl::libarena

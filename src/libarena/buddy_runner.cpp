@@ -213,8 +213,8 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		const bool in_nmi = op.kind == BuddyOp::nmi_free;
 		auto deferred = [&](u64 a) { return std::find(deferred_.begin(), deferred_.end(), a) != deferred_.end(); };
 		// Freeing an object twice in NMI links it into the deferred list
-		// twice: a cycle only the may_goto budget ends (reference note
-		// §3.2). A known misuse, left out rather than found again and again.
+		// twice: a cycle only the may_goto budget ends.
+		// A known misuse, left out rather than found again and again.
 		if (in_nmi && nmi_levels() && deferred(addr)) {
 			v_.trace.back() += "  -> skipped (already freed in NMI)";
 			return true;

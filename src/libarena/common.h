@@ -6,7 +6,7 @@
 // libbpf does at load time; __arena pointers are the user addresses, and
 // the program's loads and stores go through kern_vm_start + (u32)addr.
 // A load of an unpopulated arena page reads 0 and a store to one is dropped
-// (the JIT's exception table; reference note §2.13, UNCONFIRMED).
+// (the JIT's exception table; UNCONFIRMED).
 #pragma once
 
 #include <cerrno>

@@ -5,7 +5,7 @@
 #include <deque>
 #include <map>
 
-#include "sim/sched/strategy.h"
+#include "base/sched/strategy.h"
 
 namespace fl::interleave {
 

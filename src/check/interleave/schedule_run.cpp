@@ -2,7 +2,7 @@
 #include "check/interleave/schedule_run.h"
 
 #include "check/execution.h"
-#include "sim/sched/strategy.h"
+#include "base/sched/strategy.h"
 
 namespace fl::interleave {
 

@@ -11,7 +11,7 @@
 
 #include "check/program.h"
 #include "check/trace.h"
-#include "sim/sched/scheduler.h"
+#include "base/sched/scheduler.h"
 
 namespace fl::interleave {
 

@@ -12,7 +12,7 @@
 // lock, the map for freeze_mutex); the port's structs carry no lock state.
 #pragma once
 
-#include "sim/sched/scheduler.h"
+#include "base/sched/scheduler.h"
 
 namespace fl::FL_ARCH_NS {
 

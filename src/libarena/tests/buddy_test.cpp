@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // libarena's buddy allocator on the port's arena: the upstream selftests
-// (LA/selftests/test_buddy.bpf.c, reference note §5), the carve-out of §2.7,
+// (LA/selftests/test_buddy.bpf.c, upstream selftest), the carve-out of buddy_chunk_get,
 // a seeded random op sequence with I1-I7, I11, I12 checked after every op, and
 // the allocator Programs (text form, binary form, the regression corpus).
 #include <gtest/gtest.h>
@@ -56,7 +56,7 @@ TEST(Buddy, CarveOutMatchesTheReference)
 	u64 free_slots = 0;
 	for (auto [idx, o] : want)
 		free_slots += 1ull << o;
-	EXPECT_EQ(free_slots * 16, 1007472u);  // §2.7
+	EXPECT_EQ(free_slots * 16, 1007472u);  // buddy_chunk_get's carve-out
 	EXPECT_EQ(SIZEOF_BUDDY_CHUNK, 41096u);
 }
 
@@ -119,7 +119,7 @@ TEST(Buddy, AllocMultipleUsesASecondChunkAndRoundTrips)
 	EXPECT_EQ(f.arena.machine().load(0, ptrs[0], 1).sig, 0);  // a user touch after destroy refaults a zero page
 }
 
-// Bulk: contiguous, individually freeable, coalescing back (§3.2); errors.
+// Bulk: contiguous, individually freeable, coalescing back (buddy_alloc_bulk); errors.
 TEST(Buddy, BulkAllocAndFree)
 {
 	Fixture f;

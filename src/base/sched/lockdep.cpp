@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "sim/sched/lockdep.h"
+#include "base/sched/lockdep.h"
 
 #include <cstring>
 

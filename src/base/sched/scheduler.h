@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/sched/fiber.h"
-#include "sim/sched/label.h"
-#include "sim/sched/lockdep.h"
+#include "base/sched/fiber.h"
+#include "base/sched/label.h"
+#include "base/sched/lockdep.h"
 
 namespace fl::sched {
 

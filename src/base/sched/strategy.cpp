@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "sim/sched/strategy.h"
+#include "base/sched/strategy.h"
 
 #include <algorithm>
 

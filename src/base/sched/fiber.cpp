@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "sim/sched/fiber.h"
+#include "base/sched/fiber.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-#include "sim/sched/scheduler.h"
+#include "base/sched/scheduler.h"
 
 namespace fl::sched {
 

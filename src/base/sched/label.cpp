@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "sim/sched/label.h"
+#include "base/sched/label.h"
 
 #include <deque>
 #include <mutex>

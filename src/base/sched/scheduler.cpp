@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "sim/sched/scheduler.h"
+#include "base/sched/scheduler.h"
 
 #include <algorithm>
 #include <unordered_map>

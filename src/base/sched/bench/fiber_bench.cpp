@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "sim/sched/fiber.h"
+#include "base/sched/fiber.h"
 
 namespace {
 

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The front doors as formulas over (vm_pgoff, len), both unsigned long:
-// the syscall's reachable vm_pgoff (the machine's entry, src/sim) and the
-// port's do_mmap offset checks with file_mmap_ok (computed from the port).
+// The front doors as formulas over (vm_pgoff, len), both unsigned long.
 // Every door already has len != 0 and page aligned (do_mmap's PAGE_ALIGN;
 // obligations.cpp asserts that for all of them). get_unmapped_area's
 // len <= TASK_SIZE is left out on purpose: it only shrinks the set, and the
 // proofs are stronger without it.
 #include "smt/kmodel.h"
-#include "smt/port/port.h"
 
 namespace fl::smt {
 
@@ -40,11 +37,42 @@ static expr reachable_pgoff(z3::context &c, unsigned shift, const UInt &pgoff)
 	return pgoff.v < two_to(c, limit_log2);
 }
 
+// mm/mmap.c do_mmap: "offset overflow?"
+//	if ((pgoff + (len >> PAGE_SHIFT)) < pgoff) return -EOVERFLOW;
+// computed in unsigned long.
+static expr no_pgoff_wrap(unsigned shift, const UInt &pgoff, const UInt &len)
+{
+	return !ult(pgoff + (len >> shift), pgoff);
+}
+
+// include/linux/fs.h file_mmap_ok (u64 maxsize):
+//	if (maxsize && len > maxsize) return false;
+//	maxsize -= len;
+//	if (pgoff > maxsize >> PAGE_SHIFT) return false;
+static expr file_mmap_ok(z3::context &c, unsigned shift, uint64_t maxsize, const UInt &pgoff,
+			 const UInt &len)
+{
+	UInt len64 = to_width(len, 64), pgoff64 = to_width(pgoff, 64);
+	UInt max = uconst(c, maxsize, 64);
+	expr fits = maxsize ? ule(len64, max) : c.bool_val(true);
+	return fits && ule(pgoff64, (max - len64) >> shift);
+}
+
+// file_mmap_size_max: the typeless anon inode a BPF map fd sits on gets
+// ULONG_MAX (kernel-fault-path.md §4.4); S_IFREG gets MAX_LFS_FILESIZE
+// (include/linux/fs.h: 64-bit LLONG_MAX; 32-bit (loff_t)ULONG_MAX << PAGE_SHIFT).
+static uint64_t ulong_max(unsigned bits)
+{
+	return bits == 64 ? ~0ull : 0xffffffffull;
+}
+static uint64_t max_lfs_filesize(unsigned bits, unsigned shift)
+{
+	return bits == 64 ? 0x7fffffffffffffffull : 0xffffffffull << shift;
+}
+
 expr assumption(Assume a, z3::context &c, unsigned shift, const UInt &pgoff, const UInt &len)
 {
-	port::Kernel k;
-	k.bits = pgoff.bits;
-	k.shift = shift;
+	unsigned bits = pgoff.bits;
 	switch (a) {
 	case Assume::direct:  /* any VMA reaches f_op->mmap */
 	case Assume::none:
@@ -52,11 +80,11 @@ expr assumption(Assume a, z3::context &c, unsigned shift, const UInt &pgoff, con
 	case Assume::range:
 		return reachable_pgoff(c, shift, pgoff);
 	case Assume::anon:
+		return reachable_pgoff(c, shift, pgoff) && no_pgoff_wrap(shift, pgoff, len) &&
+		       file_mmap_ok(c, shift, ulong_max(bits), pgoff, len);
 	case Assume::regular:
-		/* do_mmap's offset checks and file_mmap_ok, the port's own code,
-		 * on the door's inode (port/runtime.cpp port_door_passes) */
-		k.door = a == Assume::anon ? Door::anon : Door::regular;
-		return reachable_pgoff(c, shift, pgoff) && port::door_passes(c, k, pgoff.v, len.v);
+		return reachable_pgoff(c, shift, pgoff) && no_pgoff_wrap(shift, pgoff, len) &&
+		       file_mmap_ok(c, shift, max_lfs_filesize(bits, shift), pgoff, len);
 	}
 	return c.bool_val(true);
 }

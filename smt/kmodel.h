@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The obligation table: one query per obligation x level x width x page
-// size x assumption, over what the port computes (smt/port: the port's
-// functions compiled over exact integers reduced mod 2^width where C wraps,
-// uint.h's encoding); properties compare the unreduced integers, so no wrap
-// can hide inside a property.
+// The Z3 model of the array-map mmap arithmetic: one query per obligation x
+// level x width x page size x assumption. The kernel expressions are built
+// at the port's widths (unsigned long/pgoff_t = 32 or 64 bits, u32, u64)
+// from the port's constants (hdr_pgoff = 1, PTRS_PER_PTE, fault_around) as
+// exact integers reduced mod 2^width where C wraps (uint.h); properties
+// compare the unreduced integers, so no wrap can hide inside a property.
 #pragma once
 
 #include <z3++.h>
@@ -38,7 +39,7 @@ struct Setup {
 struct Vars {
 	z3::expr value_size, max_entries, bypass;  // map geometry (u32, u32, bool)
 	z3::expr vm_pgoff, len, page;              // VMA (ulong) and page index in it
-	z3::expr koff;    // the page's offset in the map's area (2^W - 1: not the map's)
+	z3::expr koff;    // the kernel offset (kaddr - vmalloc base) at the page; ulong
 	z3::expr window;  // obligation 6: page index (in the VMA) of the bad window page
 };
 // The tactic every query is solved with (and the emitted .smt2 files name in
@@ -57,9 +58,10 @@ struct Query {
 	z3::solver solver;  // asserts the negated property: unsat = proved
 	Vars v;
 	// Extra constraints that make a model replayable on the machine (small
-	// map, short VMA; value_size 8 keeps the exact geometry linear:
-	// product = 8 * max_entries), and a preference (the kernel offset lands
-	// on the header page, which the port flags as foreign_page) tried first.
+	// map, short VMA; value_size 8 and bypass_spec_v1 keep the exact
+	// geometry linear: alloc = product = 8 * max_entries), and a
+	// preference (the kernel offset lands on the header page, which the
+	// port flags as foreign_page) tried first.
 	std::vector<z3::expr> small, small8, prefer;
 };
 
@@ -68,18 +70,10 @@ struct Query {
 z3::expr assumption(Assume, z3::context &, unsigned shift, const UInt &vm_pgoff, const UInt &len);
 
 // obligations.cpp
-// exact: the map geometry from array_map_alloc on value_size and
-// max_entries at bypass_spec_v1 = `bypass` (nonlinear; used to re-solve
-// counterexamples) instead of the over-approximating (product, array_size)
-// pair the table's queries use.
-Query build_query(z3::context &, const Setup &, bool exact = false, bool bypass = true);
-// What every real map's geometry satisfies (the table's abstraction):
-// product = (u64)max_entries * elem_size, array_size = its vmalloc area
-// without the guard page. geometry.cpp proves real maps satisfy it.
-z3::expr geometry_facts(z3::context &, unsigned bits, unsigned shift, const z3::expr &product,
-			const z3::expr &array_size);
-z3::expr visible_bytes(const z3::expr &product, unsigned shift);  // PAGE_ALIGN(product), exact
-uint64_t hdr_bytes(unsigned shift);
+// exact: the map geometry from value_size, max_entries and bypass
+// (nonlinear; used to re-solve counterexamples) instead of the
+// over-approximating (visible, array_size) pair the table's queries use.
+Query build_query(z3::context &, const Setup &, bool exact = false);
 std::vector<Setup> all_setups();  // the table, in order
 
 }  // namespace fl::smt

@@ -1,17 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// faultline-prove: runs the obligation table (built from the port's own
-// code, smt/port), replays every counterexample through the concrete port,
-// compares each row with smt/expected and optionally writes every query as
-// a standalone .smt2 script.
+// faultline-prove: runs the obligation table, replays every counterexample
+// through the port, compares each row with smt/expected and optionally
+// writes every query as a standalone .smt2 script.
 //
 //	faultline-prove [--patch P] [--arch 32|64] [--obligation N] [--emit DIR]
 //	                [--expected FILE] [--timeout MS (per query, 60000)] [--emit-only]
 //	                [--verbose]
-//	faultline-prove --geometry [--timeout MS]
-//	faultline-prove --mutants
-// --geometry proves the map abstraction the table uses (geometry.cpp);
-// --mutants runs the planted slips' binaries (port/mutants.txt), each on
-// its slice with --expect-red (exit 0 iff a row turned red and replayed).
 // --emit-only writes the scripts (and no .fl models) without solving.
 // Exit 0 iff every row matches its expectation (and every counterexample
 // replayed), 1 otherwise, 2 on bad options.
@@ -22,10 +16,8 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <vector>
 
 #include "check/program_text.h"
-#include "smt/geometry.h"
 #include "smt/replay.h"
 
 using namespace fl;
@@ -53,7 +45,7 @@ const char *kAssumeText[] = {
 int usage(const char *msg)
 {
 	std::fprintf(stderr, "faultline-prove: %s\nusage: faultline-prove [--patch pre|v1|v2|v3] "
-			     "[--arch 32|64] [--obligation 1-6] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose] | --geometry\n",
+			     "[--arch 32|64] [--obligation 1-6] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose]\n",
 		     msg);
 	return 2;
 }
@@ -135,9 +127,8 @@ void emit(const std::string &dir, Query &q, std::string expected_answer)
 	    << st.bits << " (unsigned long = " << st.bits << " bits), page "
 	    << (st.shift == 12 ? "4k" : "64k") << " (PAGE_SHIFT " << st.shift << "), hdr_pgoff 1\n"
 	    << "; assumption: " << kAssumeText[int(st.assume)] << "\n"
-	    << "; built from the port's own code (smt/port: src/kernel compiled over exact integers)\n"
-	    << "; geometry: product and array_size symbolic, bound by the facts every map has\n"
-	    << ";   (geometry_facts in smt/obligations.cpp, proved by faultline-prove --geometry)\n"
+	    << "; geometry: visible and array_size symbolic, bound by the facts every map has\n"
+	    << ";   (any value_size, max_entries, bypass_spec_v1; smt/obligations.cpp)\n"
 	    << "; the negated property is asserted: unsat = proved, sat = counterexample\n"
 	    << (st.obligation == 6 ? "; this is the window part (one PTE table, inside the VMA), the same for every\n"
 				     "; assumption; the visible-data part is o1-v3 of the same configuration\n"
@@ -153,65 +144,29 @@ void emit(const std::string &dir, Query &q, std::string expected_answer)
 std::optional<std::pair<z3::model, Vars>> replay_model(z3::context &ctx, const Setup &st,
 							unsigned timeout_ms)
 {
+	Query q = build_query(ctx, st, true);
 	z3::params p(ctx);
 	p.set("rlimit", kRlimit);
 	p.set("timeout", timeout_ms);
-	for (int tier = 0; tier < 4; tier++)
-		for (bool bypass : {true, false}) {
-			if (tier < 2 && !bypass)
-				continue;  /* bypass_spec_v1: no power-of-two rounding */
-			Query q = build_query(ctx, st, true, bypass);
-			q.solver.set(p);
-			if (tier < 3)
-				for (auto &e : q.small)
-					q.solver.add(e);
-			if (tier < 2)
-				for (auto &e : q.small8)
-					q.solver.add(e);
-			if (tier < 1)
-				for (auto &e : q.prefer)
-					q.solver.add(e);
-			if (q.solver.check() == z3::sat) {
-				z3::model m = q.solver.get_model();
-				return std::make_pair(m, q.v);
-			}
+	q.solver.set(p);
+	for (int tier = 0; tier < 4; tier++) {
+		q.solver.push();
+		if (tier < 3)
+			for (auto &e : q.small)
+				q.solver.add(e);
+		if (tier < 2)
+			for (auto &e : q.small8)
+				q.solver.add(e);
+		if (tier < 1)
+			for (auto &e : q.prefer)
+				q.solver.add(e);
+		if (q.solver.check() == z3::sat) {
+			z3::model m = q.solver.get_model();
+			return std::make_pair(m, q.v);
 		}
-	return std::nullopt;
-}
-
-// --mutants: each planted slip of port/mutants.txt has its own binary next
-// to this one; it must turn at least one row of its slice red, with a
-// counterexample replayed on its slipped concrete port.
-int run_mutants(const char *argv0)
-{
-	std::string self = argv0, dir = self.substr(0, self.rfind('/') + 1);
-	std::ifstream in(FL_SMT_DIR "/port/mutants.txt");
-	std::string line;
-	int n = 0, survived = 0;
-	while (std::getline(in, line)) {
-		if (line.empty() || line[0] == '#')
-			continue;
-		std::vector<std::string> f;
-		std::stringstream ss(line);
-		for (std::string part; std::getline(ss, part, '|');)
-			f.push_back(part);
-		if (f.size() != 5) {
-			std::fprintf(stderr, "faultline-prove: bad line in mutants.txt: %s\n", line.c_str());
-			return 2;
-		}
-		n++;
-		std::printf("mutant %s: %s: `%s` -> `%s` (%s)\n", f[0].c_str(), f[1].c_str(), f[2].c_str(),
-			    f[3].c_str(), f[4].c_str());
-		std::fflush(stdout);
-		std::string cmd = dir + "faultline-prove-mutant-" + f[0] + " " + f[4] + " --expect-red | grep -a '^red: '";
-		int rc = std::system(cmd.c_str());
-		if (rc != 0) {
-			std::printf("  SURVIVED: no row of the slice turned red\n");
-			survived++;
-		}
+		q.solver.pop();
 	}
-	std::printf("%d mutants, %d survived\n", n, survived);
-	return n && !survived ? 0 : 1;
+	return std::nullopt;
 }
 
 }  // namespace
@@ -222,8 +177,7 @@ int main(int argc, char **argv)
 	std::optional<unsigned> bits;
 	int obligation = 0;
 	std::string emit_dir, expected_path = FL_SMT_DIR "/expected";
-	bool verbose = false, emit_only = false, geometry = false, expect_red = false;
-	std::vector<std::string> red;  // mismatched rows whose counterexample replayed
+	bool verbose = false, emit_only = false;
 	unsigned timeout_ms = 60000;
 
 	for (int i = 1; i < argc; i++) {
@@ -253,12 +207,6 @@ int main(int argc, char **argv)
 			if (!v)
 				return usage("--expected wants a file");
 			expected_path = v;
-		} else if (a == "--expect-red") {  /* a planted slip's binary: red rows wanted */
-			expect_red = true;
-		} else if (a == "--mutants") {
-			return run_mutants(argv[0]);
-		} else if (a == "--geometry") {  /* the abstraction's own proof, alone */
-			geometry = true;
 		} else if (a == "--emit-only") {  /* write the scripts, solve nothing */
 			emit_only = true;
 		} else if (a == "--timeout") {
@@ -279,8 +227,6 @@ int main(int argc, char **argv)
 
 	if (emit_only && emit_dir.empty())
 		return usage("--emit-only wants --emit DIR");
-	if (geometry)
-		return prove_geometry(timeout_ms);
 
 	bool have_expected;
 	auto expected = load_expected(expected_path, &have_expected);
@@ -305,11 +251,7 @@ int main(int argc, char **argv)
 		// so a shared context made a row's verdict depend on the rows
 		// before it
 		z3::context ctx;
-		auto b0 = std::chrono::steady_clock::now();
 		Query q = build_query(ctx, st);
-		double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - b0).count();
-		if (verbose)
-			std::printf("   (built in %.1f ms)\n", build_ms);
 		z3::params p(ctx);
 		/* rlimit: Z3's deterministic work budget, so a verdict does not
 		 * depend on the machine's load (the largest row needs ~1/20 of
@@ -387,8 +329,6 @@ int main(int argc, char **argv)
 		bool match = result == want && replay_ok;
 		if (!match)
 			bad++;
-		if (result != want && o.res == z3::sat && replay_ok)
-			red.push_back(st.key());
 		std::printf("%-2d %-5s %-4u %-4s %-8s %-22s %6.1fms  %s%s\n", st.obligation,
 			    st.level ? to_string(*st.level) : "any", st.bits, st.shift == 12 ? "4k" : "64k",
 			    to_string(st.assume), result.c_str(), o.ms,
@@ -400,10 +340,5 @@ int main(int argc, char **argv)
 	}
 	double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 	std::printf("%d rows, %d mismatched; solver %.2f s, wall %.2f s\n", rows, bad, total_ms / 1000, wall);
-	if (expect_red) {
-		for (const std::string &key : red)
-			std::printf("red: %s\n", key.c_str());
-		return red.empty() ? 1 : 0;
-	}
 	return bad ? 1 : 0;
 }

@@ -17,9 +17,7 @@
 #error "compile the kernel port with -DFL_BITS=32 or -DFL_BITS=64"
 #endif
 
-#if defined(FL_SYM_NS)  /* smt/port: the port's arithmetic over Z3 terms (issue 16) */
-#define FL_ARCH_NS FL_SYM_NS
-#elif FL_BITS == 32
+#if FL_BITS == 32
 #define FL_ARCH_NS arch32
 #else
 #define FL_ARCH_NS arch64
@@ -27,9 +25,6 @@
 
 namespace fl::FL_ARCH_NS {
 
-#if defined(FL_SYM_TYPES)  /* ulong, u32, u64 (and what is built on them) symbolic */
-#include FL_SYM_TYPES
-#else
 #if FL_BITS == __SIZEOF_LONG__ * 8
 typedef unsigned long ulong;
 #elif FL_BITS == 32
@@ -40,7 +35,6 @@ typedef uint64_t ulong;
 typedef uint8_t u8;
 typedef uint32_t u32;
 typedef uint64_t u64;
-#endif
 typedef int64_t s64;
 typedef long long loff_t;
 typedef ulong pgoff_t;
@@ -88,12 +82,10 @@ template <class T> constexpr T max(T a, T b) { return a > b ? a : b; }
 template <class T> constexpr T min3(T a, T b, T c) { return min(min(a, b), c); }
 
 // include/asm-generic/bitops/fls64.h + fls_long: 1-based index of the last set bit.
-#if !defined(FL_SYM_TYPES)  /* the symbolic build has its own (an instruction in the kernel) */
 inline unsigned int fls_long(ulong l)
 {
 	return l ? 64 - __builtin_clzll((unsigned long long)l) : 0;
 }
-#endif
 
 // include/linux/overflow.h
 template <class T, class S> inline bool check_shl_overflow(T a, S s, T *d)

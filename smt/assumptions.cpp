@@ -59,7 +59,7 @@ static expr file_mmap_ok(z3::context &c, unsigned shift, uint64_t maxsize, const
 }
 
 // file_mmap_size_max: the typeless anon inode a BPF map fd sits on gets
-// ULONG_MAX (kernel-fault-path.md §4.4); S_IFREG gets MAX_LFS_FILESIZE
+// ULONG_MAX (docs/mmap.md#do_mmap); S_IFREG gets MAX_LFS_FILESIZE
 // (include/linux/fs.h: 64-bit LLONG_MAX; 32-bit (loff_t)ULONG_MAX << PAGE_SHIFT).
 static uint64_t ulong_max(unsigned bits)
 {

@@ -171,7 +171,7 @@ struct Mmap {
 
 // Obligation 5: __split_vma, mremap (same size) and dup_mmap keep
 // linear_page_index(vma, addr) = ((addr - vm_start) >> PAGE_SHIFT) + vm_pgoff
-// (mm/vma.c, mm/mremap.c, kernel/fork.c; kernel-fault-path.md §4.7-4.8).
+// (mm/vma.c, mm/mremap.c, kernel/fork.c; docs/vma.md#fork, docs/vma.md#split-munmap-mprotect-mremap).
 // One piece [ps, pe) of the original VMA stands for both halves of a split
 // and for what munmap/mremap shrinking leave; it is then moved anywhere.
 // fork's vm_area_dup copies vm_start/vm_end/vm_pgoff unchanged: no formula.

@@ -51,6 +51,14 @@ GeneratorArgs parse_generator_args(const std::string &cmd, const std::vector<std
 	if (a.file.empty())
 		throw UsageError(cmd + " needs a Program file");
 	a.program = load_program(a.file);
+	// The arena's kfuncs (alloc/free/reserve) need a BPF program; the
+	// generated C drives array maps from user space only.
+	bool arena = a.program.map.map_type == uapi::BPF_MAP_TYPE_ARENA;
+	for (const Op &op : a.program.ops)
+		arena = arena || op.kind == OpKind::arena_alloc || op.kind == OpKind::arena_free ||
+			op.kind == OpKind::arena_reserve;
+	if (arena)
+		throw UsageError(a.file + ": " + cmd + " writes array-map Programs only (this one uses the arena)");
 	if (a.arches.empty())
 		a.arches = {Arch::A64, Arch::A32};
 	a.level = level ? *level : a.program.header.patch.value_or(Patch::pre);

@@ -273,6 +273,9 @@ std::string Writer::op(size_t i)
 	}
 	case OpKind::fork:
 	case OpKind::exit:
+	case OpKind::arena_alloc:
+	case OpKind::arena_free:
+	case OpKind::arena_reserve:
 		break;  // refused before
 	}
 	return s;

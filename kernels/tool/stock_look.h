@@ -6,7 +6,7 @@
 #include <string>
 
 #include "check/trace.h"
-#include "sim/config.h"
+#include "base/config.h"
 
 namespace fl::kernels {
 

@@ -532,7 +532,7 @@ static ulong arena_map_lookup_elem(bpf_map *map, const void *key)
 }
 
 // kernel/bpf/arena.c: arena_map_update_elem
-static klong arena_map_update_elem(bpf_map *map, const void *key, const void *value, u64 flags)
+static long arena_map_update_elem(bpf_map *map, const void *key, const void *value, u64 flags)
 {
 	(void)map, (void)key, (void)value, (void)flags;
 	return -EOPNOTSUPP;

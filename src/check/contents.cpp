@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "check/contents.h"
 
+#include <algorithm>
+#include <cstring>
 #include <sstream>
 
 namespace fl {
@@ -19,44 +21,74 @@ ContentsShadow::ContentsShadow(const MapSpec &spec, int64_t map_ret, unsigned pa
 
 uint8_t ContentsShadow::byte(uint64_t off) const
 {
-	auto it = bytes_.find(off);
-	return it == bytes_.end() ? 0 : it->second;
+	auto it = bytes_.find(off / kChunk);
+	return it == bytes_.end() ? 0 : it->second[off % kChunk];
 }
 
 void ContentsShadow::kernel_write(uint64_t offset, const std::vector<uint8_t> &bytes)
 {
 	for (size_t i = 0; i < bytes.size(); i++)
 		if (offset + i < visible_bytes_)
-			bytes_[offset + i] = bytes[i];
+			set_byte(offset + i, bytes[i]);
+}
+
+// Zeroes [from, to) at the cost of what the shadow holds, not of the range:
+// an update of a large value stays cheap.
+void ContentsShadow::zero_range(uint64_t from, uint64_t to)
+{
+	if (from >= to)
+		return;
+	const uint64_t first = from / kChunk, last = (to - 1) / kChunk;
+	auto clear = [&](uint64_t key, Chunk &c) {  // true: the whole chunk lies in the range
+		const uint64_t lo = key == first ? from % kChunk : 0, hi = key == last ? (to - 1) % kChunk + 1 : kChunk;
+		std::fill(c.begin() + lo, c.begin() + hi, 0);
+		return lo == 0 && hi == kChunk;
+	};
+	if (bytes_.size() > last - first) {
+		for (uint64_t key = first; key <= last; key++)
+			if (auto it = bytes_.find(key); it != bytes_.end() && clear(key, it->second))
+				bytes_.erase(it);
+		return;
+	}
+	for (auto it = bytes_.begin(); it != bytes_.end();)
+		it = it->first >= first && it->first <= last && clear(it->first, it->second) ? bytes_.erase(it) : std::next(it);
+}
+
+size_t ContentsShadow::first_difference(uint64_t off, const uint8_t *data, size_t n) const
+{
+	static const Chunk zero{};
+	for (size_t i = 0; i < n;) {
+		const uint64_t key = (off + i) / kChunk, at = (off + i) % kChunk;
+		const size_t len = std::min<uint64_t>(n - i, kChunk - at);
+		auto it = bytes_.find(key);
+		const uint8_t *want = (it == bytes_.end() ? zero : it->second).data() + at;
+		if (std::memcmp(want, data + i, len) != 0)
+			for (size_t j = 0; j < len; j++)
+				if (want[j] != data[i + j])
+					return i + j;
+		i += len;
+	}
+	return n;
 }
 
 namespace {
 
-// Zeroes [from, to) of a sparse shadow (absent = 0) at the cost of what it
-// holds, not of the range: an update of a large value stays cheap.
-void zero_range(std::unordered_map<uint64_t, uint8_t> &bytes, uint64_t from, uint64_t to)
+// smaps' "sh": only the map's own VMAs are shared (bpf_map_mmap refuses
+// private ones; reservations are private and anonymous).
+bool is_shared(const SmapsEntry &s)
 {
-	if (bytes.size() > to - from) {
-		for (uint64_t off = from; off < to; off++)
-			bytes.erase(off);
-		return;
-	}
-	std::erase_if(bytes, [&](const auto &kv) { return kv.first >= from && kv.first < to; });
+	std::istringstream flags(s.vm_flags);
+	for (std::string f; flags >> f;)
+		if (f == "sh")
+			return true;
+	return false;
 }
 
 }  // namespace
 
-bool ContentsShadow::user_offset(const SmapsEntry &s, uint64_t a, uint64_t *off) const
+bool ContentsShadow::user_offset(const SmapsEntry &s, bool shared, uint64_t a, uint64_t *off) const
 {
-	if (!s.found || a < s.start || a >= s.end || s.pgoff >= visible_bytes_ >> page_shift_)
-		return false;
-	// Only the map's own VMAs are shared (bpf_map_mmap refuses private
-	// ones; reservations are private and anonymous).
-	std::istringstream flags(s.vm_flags);
-	bool shared = false;
-	for (std::string f; flags >> f;)
-		shared |= f == "sh";
-	if (!shared)
+	if (!shared || !s.found || a < s.start || a >= s.end || s.pgoff >= visible_bytes_ >> page_shift_)
 		return false;
 	*off = (s.pgoff << page_shift_) + (a - s.start);
 	return *off < visible_bytes_;
@@ -76,19 +108,17 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 			v[i] = uint8_t(op.value >> (8 * i));
 		kernel_write(base, v);
 		if (value_size_ > 8)
-			zero_range(bytes_, base + 8, base + value_size_);
+			zero_range(base + 8, base + value_size_);
 		return "";
 	}
 	case OpKind::lookup: {
 		const uint64_t base = uint64_t(op.index) * elem_;
-		for (uint64_t i = 0; i < ev.data.size(); i++) {
-			checked_++;
-			if (ev.data[i] != byte(base + i))
-				return "lookup idx=" + std::to_string(op.index) + " byte " + std::to_string(i) +
-				       " is " + std::to_string(ev.data[i]) + ", last written " +
-				       std::to_string(byte(base + i));
-		}
-		return "";
+		const size_t i = first_difference(base, ev.data.data(), ev.data.size());
+		checked_ += i < ev.data.size() ? i + 1 : i;  // up to the first mismatch
+		if (i == ev.data.size())
+			return "";
+		return "lookup idx=" + std::to_string(op.index) + " byte " + std::to_string(i) + " is " +
+		       std::to_string(ev.data[i]) + ", last written " + std::to_string(byte(base + i));
 	}
 	case OpKind::store:
 	case OpKind::load: {
@@ -96,13 +126,14 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 		// An access spans at most two VMAs: the first and the last byte's.
 		const SmapsEntry first = m.smaps(op.proc, addr & mask);
 		const SmapsEntry last = m.smaps(op.proc, (addr + op.size - 1) & mask);
+		const bool first_shared = is_shared(first), last_shared = is_shared(last);
 		for (unsigned i = 0; i < op.size; i++) {
 			const uint64_t a = (addr + i) & mask;
 			uint64_t off;
-			if (!user_offset(first, a, &off) && !user_offset(last, a, &off))
+			if (!user_offset(first, first_shared, a, &off) && !user_offset(last, last_shared, a, &off))
 				continue;
 			if (store) {
-				bytes_[off] = uint8_t(op.value >> (8 * i));
+				set_byte(off, uint8_t(op.value >> (8 * i)));
 				continue;
 			}
 			checked_++;

@@ -9,6 +9,7 @@
 // the differential, comparing the two, is blind to it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -37,13 +38,21 @@ private:
 	// The map offset user address `a` reaches through `vma` when that is a
 	// shared mapping of the map that holds `a`, exactly (no wrap); false
 	// when it is not or the offset lies past the visible data.
-	bool user_offset(const SmapsEntry &vma, uint64_t a, uint64_t *off) const;
+	bool user_offset(const SmapsEntry &vma, bool shared, uint64_t a, uint64_t *off) const;
 	uint8_t byte(uint64_t off) const;
+	void set_byte(uint64_t off, uint8_t b) { bytes_[off / kChunk][off % kChunk] = b; }
+	void zero_range(uint64_t from, uint64_t to);
+	// The first of `n` bytes at `off` that differs from `data`, or n.
+	size_t first_difference(uint64_t off, const uint8_t *data, size_t n) const;
 
 	bool live_ = false;
 	uint64_t elem_ = 0, value_size_ = 0, max_entries_ = 0, visible_bytes_ = 0;
 	unsigned page_shift_ = 12;
-	std::unordered_map<uint64_t, uint8_t> bytes_;  // sparse: absent = 0 (__GFP_ZERO)
+	// Sparse, in 64-byte chunks keyed by offset / 64: an absent chunk is zero
+	// (__GFP_ZERO). Chunks, not bytes: a lookup compares a chunk at a time.
+	static constexpr uint64_t kChunk = 64;
+	using Chunk = std::array<uint8_t, kChunk>;
+	std::unordered_map<uint64_t, Chunk> bytes_;
 	uint64_t checked_ = 0;
 };
 

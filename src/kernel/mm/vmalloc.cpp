@@ -27,7 +27,7 @@ void put_page(page *p)
 u8 *page_address_rw(page *p)
 {
 	if (!p->data) {
-		p->data = std::make_unique<u8[]>(PAGE_SIZE);
+		p->data = std::make_unique_for_overwrite<u8[]>(PAGE_SIZE);  /* filled next: one pass, not two */
 		std::memset(p->data.get(), p->fill, PAGE_SIZE);
 	}
 	return p->data.get();

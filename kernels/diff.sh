@@ -32,7 +32,7 @@ done
 [ ${#patches[@]} -gt 0 ] || kdie "diff needs --patch SERIES (the stock kernel is the other side)"
 [ "$batch" -gt 0 ] || kdie "--batch must be positive"
 if [ ${#files[@]} -eq 0 ]; then
-	mapfile -t files < <(cd "$root" && ls corpora/programs/*.fl corpora/*/regression/*.fl corpora/findings/*.fl)
+	mapfile -t files < <("$root/tools/corpus_files.sh" "$root")
 	files=("${files[@]/#/$root/}")
 fi
 klog "kernels diff: ${#files[@]} Program files + $count random (--seed $seed)"

@@ -38,7 +38,7 @@ else
 fi
 if [ ${#files[@]} -eq 0 ] && [ "$count" -eq 0 ] || [ $record = 1 ]; then
 	[ ${#files[@]} -eq 0 ] || kdie "--record takes no FILE (it records the corpus)"
-	mapfile -t files < <(cd "$root" && ls corpora/programs/*.fl corpora/*/regression/*.fl corpora/findings/*.fl 2>/dev/null)
+	mapfile -t files < <("$root/tools/corpus_files.sh" "$root")
 	files=("${files[@]/#/$root/}")
 fi
 [ "$count" -gt 0 ] && klog "random Programs: --count $count --seed $seed"

@@ -16,7 +16,7 @@ rm -rf "$work" && mkdir -p "$work/c" "$work/bin64" "$work/bin32"
 cd "$src" || exit 1
 cc=gcc; command -v ccache >/dev/null && cc="ccache gcc"
 # Arena Programs are refused (their kfuncs need a BPF program): array-map Programs only.
-mapfile -t progs < <(grep -L "^map .*type=arena" corpora/programs/*.fl corpora/*/regression/*.fl corpora/findings/*.fl)
+mapfile -t progs < <(tools/corpus_files.sh | xargs grep -L "^map .*type=arena")
 start=$SECONDS
 for f in "${progs[@]}"; do
 	n=$(basename "${f%.fl}")

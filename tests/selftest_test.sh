@@ -16,7 +16,7 @@ start=$SECONDS
 cd "$src" || exit 1
 cc=gcc; command -v ccache >/dev/null && cc="ccache gcc"
 # Arena Programs are refused (their kfuncs need a BPF program): array-map Programs only.
-mapfile -t progs < <(grep -L "^map .*type=arena" corpora/programs/*.fl corpora/*/regression/*.fl corpora/findings/*.fl)
+mapfile -t progs < <(tools/corpus_files.sh | xargs grep -L "^map .*type=arena")
 : >"$work/tests.h"
 refused=0
 for f in "${progs[@]}"; do

@@ -9,6 +9,9 @@ namespace fl::kernels {
 
 std::optional<Config> guest_config(const Program &p, Arch arch, Patch patch)
 {
+	/* BPF_MAP_TYPE_ARENA arrived in 6.9: Debian's 6.1 guests have no arena map */
+	if (p.map.map_type == uapi::BPF_MAP_TYPE_ARENA)
+		return std::nullopt;
 	Config c;
 	c.arch = arch;
 	c.patch = patch;

@@ -13,7 +13,8 @@ namespace fl::kernels {
 
 // The guest's configuration for `p`: arch/patch from the kernel, page 4k,
 // door anon, spec_v1 as the Program pins it (bypass, root's default, if not).
-// nullopt when the Program's header excludes this kernel altogether.
+// nullopt when the Program's header excludes this kernel altogether, or when
+// it needs a map the guest's 6.1 lacks (an arena: 6.9+).
 std::optional<Config> guest_config(const Program &p, Arch arch, Patch patch);
 
 // "v2/arch32/4k/anon/bypass" back into a Config (Config::name()'s inverse).

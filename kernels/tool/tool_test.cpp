@@ -72,6 +72,9 @@ TEST(GuestConfig, TheGuestIsFourKAnonAndRootBypassesUnlessTheProgramPins)
 	p.header.door.reset();
 	p.header.arch = Arch::A64;
 	EXPECT_FALSE(guest_config(p, Arch::A32, Patch::pre).has_value());
+	p.header.arch.reset();
+	p.map.map_type = uapi::BPF_MAP_TYPE_ARENA;  // 6.9+: not in the 6.1 guests
+	EXPECT_FALSE(guest_config(p, Arch::A64, Patch::pre).has_value());
 }
 
 Event ret(int64_t r) { return Event{r, 0, {}, ""}; }

@@ -38,7 +38,10 @@ trap 'rm -rf "$work"' EXIT
 # tsc_early_khz: under TCG the TSC cannot be calibrated and the clock would
 # fall back to 4 ms jiffies; the host's TSC rate keeps guest time sane.
 khz=$(awk -F': ' '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo)
-append="console=ttyS0 panic=-1 quiet"
+# norandmaps: no ASLR, so that stock and patched guests lay a process out
+# the same way (whether a 2.8 GiB i386 mapping fits depended on mmap_base's
+# random offset: kernels diff, random seed=7 i=1217, -EINVAL vs -ENOMEM).
+append="console=ttyS0 panic=-1 quiet norandmaps"
 [ -n "$khz" ] && append+=" tsc_early_khz=$khz tsc=reliable"
 mem=512
 rc=0

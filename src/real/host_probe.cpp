@@ -107,11 +107,13 @@ bool map_size_allowed(const MapSpec &m, std::string *reason)
 	struct sysinfo si = {};
 	sysinfo(&si);
 	const uint64_t ram = uint64_t(si.totalram) * si.mem_unit;
-	if (bytes <= kMaxHostMapBytes || bytes > ram)
+	const uint64_t machine_ram = sizeof(long) == 8 ? kMachineRam64 : kMachineRam32;
+	if (bytes <= kMaxHostMapBytes || (bytes > ram && bytes > machine_ram))
 		return true;
 	if (reason)
 		*reason = "a map of " + std::to_string(bytes >> 20) + " MiB (the executor allocates at most " +
-			  std::to_string(kMaxHostMapBytes >> 20) + " MiB)";
+			  std::to_string(kMaxHostMapBytes >> 20) + " MiB, and the machine's " +
+			  std::to_string(machine_ram >> 20) + " MiB of RAM would hold it)";
 	return false;
 }
 

@@ -10,15 +10,15 @@
 
 namespace fl::real {
 
-// The host allocates at most this much for one map: the machine's RAM
-// (sim/arch/machine_impl.cpp kTotalRam). A bigger map fails with ENOMEM
-// on the machine but could succeed here, so comparing it means nothing,
-// and allocating it for real would starve the other jobs on the box.
+// The host allocates at most this much for one map: allocating more for real
+// would starve the other jobs on the box.
 inline constexpr uint64_t kMaxHostMapBytes = uint64_t(1) << 30;
 
 // false + reason when array_map_alloc() would allocate more than
-// kMaxHostMapBytes yet fit in the host's RAM (a bigger request fails fast
-// with ENOMEM in vmalloc, as on the machine, and is allowed).
+// kMaxHostMapBytes and the outcome is not the machine's: the map fits in the
+// host's RAM (it would be allocated for real) or in the machine's RAM of
+// this width (kMachineRam*: the machine allocates it, the host fails with
+// ENOMEM). A map too big for both fails fast with ENOMEM on both and is allowed.
 bool map_size_allowed(const MapSpec &, std::string *reason);
 
 }  // namespace fl::real

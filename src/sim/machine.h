@@ -36,6 +36,11 @@ inline constexpr uint64_t BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2;
 inline constexpr int sigbus = 7, sigsegv = 11;  // SIGBUS, SIGSEGV (macros in <csignal>)
 }  // namespace uapi
 
+// The machine's RAM per width (what vmalloc may hand out in total). 64-bit
+// is large so that maps above 4 GiB of data are reachable (sparse pages
+// make them free); real kernels with less RAM fail such maps with ENOMEM.
+inline constexpr uint64_t kMachineRam32 = uint64_t(1) << 30, kMachineRam64 = uint64_t(64) << 30;
+
 struct MapSpec {
 	uint32_t key_size = 4;
 	uint32_t value_size = 8;

@@ -21,6 +21,8 @@
 #define REPRO_REPLY_TIMEOUT_MS 10000
 #define REPRO_RUN_TIMEOUT_S 60
 #define REPRO_MAX_MAP_BYTES (1ull << 30) /* src/real/host_probe.h kMaxHostMapBytes */
+/* src/sim/machine.h kMachineRam64/32: the port's RAM for this width */
+#define REPRO_MACHINE_RAM (sizeof(long) == 8 ? 64ull << 30 : 1ull << 30)
 #define REPRO_PAGE 4096ull
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -741,7 +743,7 @@ static int map_size_allowed(int bypass)
 	memset(&si, 0, sizeof si);
 	sysinfo(&si);
 	ram = (uint64_t)si.totalram * si.mem_unit;
-	if (bytes <= REPRO_MAX_MAP_BYTES || bytes > ram)
+	if (bytes <= REPRO_MAX_MAP_BYTES || (bytes > ram && bytes > REPRO_MACHINE_RAM))
 		return 1;
 	printf("unsupported: a map of %llu MiB (the executor allocates at most %llu MiB)\n",
 	       (unsigned long long)(bytes >> 20), (unsigned long long)(REPRO_MAX_MAP_BYTES >> 20));

@@ -21,7 +21,7 @@ constexpr Layout kLayout32 = {0xc0000000ull, 896ull << 20, 0xf8800000ull, 0xff00
 // RAM: 1 GiB on i386 (its vmalloc space is smaller anyway); 64 GiB on
 // x86_64, so that maps with more than 4 GiB of data can be created (their
 // pages are sparse: free until touched).
-constexpr u64 kTotalRam32 = 1ull << 30, kTotalRam64 = 64ull << 30;
+constexpr u64 kTotalRam32 = kMachineRam32, kTotalRam64 = kMachineRam64;
 constexpr u64 kNeighbourPages = 4;
 
 // A syscall's return register: an address/count, or -errno in the top page.

@@ -31,6 +31,8 @@ WANTED = ["map data > 4 GiB (created)", "value_size x max_entries near 2^32 (cre
           "v3 fault-around, partly populated, in a forked child", "v3 fault-around at a VMA edge",
           "v3 fault-around at a PTE-table edge"]
 SEARCH = ["props", "libfuzzer", "afl", "oracle"]  # the search techniques (corpus is hand-written)
+# The campaign's run folders (tools/fuzz_campaign.py), under the repository.
+FUZZ_RUNS = os.path.join("build", "fuzz", "runs")
 # Why a port function stays unreached by every search technique (by function name).
 WHY_UNREACHED = {}
 
@@ -40,7 +42,7 @@ def _fuzz_inputs(root, tasks):
     for t in tasks:
         if t.get("target") != "program":
             continue
-        base = os.path.join(root, "build", "fuzz", "runs", t["engine"], t["name"])
+        base = os.path.join(root, FUZZ_RUNS, t["engine"], t["name"])
         d = os.path.join(base, "corpus") if t["engine"] == "libfuzzer" else os.path.join(base, "out", "default", "queue")
         if os.path.isdir(d):
             yield t["engine"], ["--binary", "--patch", t["patch"], "--arch", t["arch"], "--door", t["door"],

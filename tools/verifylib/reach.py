@@ -80,6 +80,11 @@ def _merge(into, part):
             into.setdefault(sect, {})[k] = into.setdefault(sect, {}).get(k, 0) + v
 
 
+def bare_name(name):
+    """'fl::k64::array_map_free(fl::k64::bpf_map*)' -> 'array_map_free' (gcovr's demangled names)."""
+    return name.split("(")[0].rsplit("::", 1)[-1].strip()
+
+
 def _gcovr(root, build, out):
     """Line/branch summary and per-function counts of src/kernel from the .gcda files in `build`."""
     r = subprocess.run(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/",
@@ -101,7 +106,8 @@ def _gcovr(root, build, out):
                 branches += 1
                 branches_hit += b["count"] > 0
         for fn in fi.get("functions", []):
-            key = f"{fi['file']}:{fn['name']}"
+            # one row per kernel function: its arch32 and arch64 instances summed
+            key = f"{fi['file']}:{bare_name(fn['name'])}"
             functions[key] = functions.get(key, 0) + fn["execution_count"]
     return {"lines": [lines_hit, lines], "branches": [branches_hit, branches], "functions": functions}
 
@@ -204,7 +210,7 @@ def add_sections(meta, reach, coverage, why_unreached):
         md += ["", "Port functions no search technique reached:", ""]
         html.append("<p>Port functions no search technique reached:</p><ul>")
         for n in unreached:
-            why = next((w for k, w in why_unreached.items() if n.endswith(":" + k)), "")
+            why = why_unreached.get(n.rsplit(":", 1)[-1], "")
             md.append(f"- `{n}`{' — ' + why if why else ''}")
             html.append(f"<li><code>{escape(n)}</code>{' — ' + escape(why) if why else ''}</li>")
         html.append("</ul>")

@@ -39,6 +39,10 @@ rc::Gen<int> gen_map_slot() { return rc::gen::inRange(0, kMapSlots); }
 
 // An offset into a mapping: a page index and a byte inside the page, with
 // the page tail (where struct bpf_array sits on the header page) likely.
+// Pages are mostly the first few; now and then in the second 16-page
+// fault-around window (v3 over a window while the first is populated), the
+// last page of a 32-page window, or either side of a PTE table's end (512
+// 4K PTEs: the 513- and 1030-page maps of gen_big_map_spec span one).
 rc::Gen<Addr> gen_addr(rc::Gen<int> slot)
 {
 	return rc::gen::apply(
@@ -48,7 +52,9 @@ rc::Gen<Addr> gen_addr(rc::Gen<int> slot)
 			a.offset = bytes(page * kPage + byte);
 			return a;
 		},
-		slot, rc::gen::inRange<uint64_t>(0, 5),
+		slot,
+		rc::gen::weightedOneOf<uint64_t>({{6, rc::gen::inRange<uint64_t>(0, 5)},
+						  {1, rc::gen::element<uint64_t>(16, 17, 31, 500, 511, 512)}}),
 		rc::gen::oneOf(rc::gen::just<uint64_t>(0), rc::gen::element<uint64_t>(8, 0xff0, 0xff8, 0xffc),
 			       rc::gen::inRange<uint64_t>(0, kPage)));
 }
@@ -188,10 +194,11 @@ rc::Gen<uint32_t> gen_index(const MapSpec &spec)
 {
 	const uint64_t elem = (uint64_t(spec.value_size) + 7) & ~uint64_t(7);
 	const uint32_t at_4g = uint32_t(std::min<uint64_t>((uint64_t(1) << 32) / elem, UINT32_MAX));
+	const bool big = elem * spec.max_entries > (uint64_t(1) << 32);  // at_4g exists: lean to it
 	return rc::gen::weightedOneOf<uint32_t>({
 		{3, rc::gen::inRange<uint32_t>(0, 4)},
 		{3, rc::gen::inRange<uint32_t>(0, spec.max_entries + 1)},
-		{1, rc::gen::elementOf(std::vector<uint32_t>{at_4g, at_4g + 1, spec.max_entries - 1})},
+		{big ? 3 : 1, rc::gen::elementOf(std::vector<uint32_t>{at_4g, at_4g + 1, spec.max_entries - 1})},
 	});
 }
 

@@ -267,8 +267,13 @@ def minimise(task, crash):
 def describe(task, crash):
     """Runs the binary on one input: the verdict line and the Program text it printed."""
     # cwd: libFuzzer leaves a crash-<sha1> file where it runs
-    r = subprocess.run([task.binary(), crash], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       errors="replace", timeout=120, cwd=task.workdir)
+    try:
+        r = subprocess.run([task.binary(), crash], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           errors="replace", timeout=120, cwd=task.workdir)
+    except subprocess.TimeoutExpired:
+        # a libFuzzer timeout-* unit that is as slow again: no verdict to report
+        say(f"[fuzz] {task.name}: {os.path.basename(crash)} ran past 120 s, not a finding")
+        return None, None
     text = r.stderr
     m = re.search(r"faultline: (?:verdict: )?(.*)", text)
     if not m:

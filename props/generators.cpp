@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 
 #include "check/program_text.h"
@@ -38,6 +39,10 @@ rc::Gen<int> gen_map_slot() { return rc::gen::inRange(0, kMapSlots); }
 
 // An offset into a mapping: a page index and a byte inside the page, with
 // the page tail (where struct bpf_array sits on the header page) likely.
+// Pages are mostly the first few; now and then in the second 16-page
+// fault-around window (v3 over a window while the first is populated), the
+// last page of a 32-page window, or either side of a PTE table's end (512
+// 4K PTEs: the 513- and 1030-page maps of gen_big_map_spec span one).
 rc::Gen<Addr> gen_addr(rc::Gen<int> slot)
 {
 	return rc::gen::apply(
@@ -47,7 +52,9 @@ rc::Gen<Addr> gen_addr(rc::Gen<int> slot)
 			a.offset = bytes(page * kPage + byte);
 			return a;
 		},
-		slot, rc::gen::inRange<uint64_t>(0, 5),
+		slot,
+		rc::gen::weightedOneOf<uint64_t>({{6, rc::gen::inRange<uint64_t>(0, 5)},
+						  {1, rc::gen::element<uint64_t>(16, 17, 31, 500, 511, 512)}}),
 		rc::gen::oneOf(rc::gen::just<uint64_t>(0), rc::gen::element<uint64_t>(8, 0xff0, 0xff8, 0xffc),
 			       rc::gen::inRange<uint64_t>(0, kPage)));
 }
@@ -152,8 +159,20 @@ rc::Gen<Op> gen_mremap(uint64_t visible)
 	(void)visible;
 }
 
-rc::Gen<Op> gen_access(OpKind kind)
+rc::Gen<Op> gen_access(OpKind kind, const MapSpec &spec)
 {
+	// Now and then at the start of element 1 or 2 (an element boundary
+	// inside the first page unless the values are large): where an update
+	// landing astride its element shows through the mapping.
+	const uint64_t elem = (uint64_t(spec.value_size) + 7) & ~uint64_t(7);
+	auto at_element = rc::gen::apply(
+		[elem](int slot, uint64_t k) {
+			Addr a;
+			a.label = slot;
+			a.offset = bytes(k * elem);
+			return a;
+		},
+		gen_map_slot(), rc::gen::inRange<uint64_t>(1, 3));
 	return rc::gen::apply(
 		[kind](Addr a, unsigned size, uint64_t value, int proc) {
 			Op op;
@@ -164,7 +183,8 @@ rc::Gen<Op> gen_access(OpKind kind)
 			op.proc = proc;
 			return op;
 		},
-		gen_addr(gen_map_slot()), rc::gen::element(8u, 1u, 2u, 4u), rc::gen::inRange<uint64_t>(0, 1000),
+		rc::gen::weightedOneOf<Addr>({{4, gen_addr(gen_map_slot())}, {1, at_element}}),
+		rc::gen::element(8u, 1u, 2u, 4u), rc::gen::inRange<uint64_t>(0, 1000),
 		rc::gen::weightedOneOf<int>({{4, rc::gen::just(0)}, {1, rc::gen::just(1)}}));
 }
 
@@ -174,10 +194,11 @@ rc::Gen<uint32_t> gen_index(const MapSpec &spec)
 {
 	const uint64_t elem = (uint64_t(spec.value_size) + 7) & ~uint64_t(7);
 	const uint32_t at_4g = uint32_t(std::min<uint64_t>((uint64_t(1) << 32) / elem, UINT32_MAX));
+	const bool big = elem * spec.max_entries > (uint64_t(1) << 32);  // at_4g exists: lean to it
 	return rc::gen::weightedOneOf<uint32_t>({
 		{3, rc::gen::inRange<uint32_t>(0, 4)},
 		{3, rc::gen::inRange<uint32_t>(0, spec.max_entries + 1)},
-		{1, rc::gen::elementOf(std::vector<uint32_t>{at_4g, at_4g + 1, spec.max_entries - 1})},
+		{big ? 3 : 1, rc::gen::elementOf(std::vector<uint32_t>{at_4g, at_4g + 1, spec.max_entries - 1})},
 	});
 }
 
@@ -193,7 +214,8 @@ rc::Gen<Op> gen_elem_op(OpKind kind, const MapSpec &spec)
 			return op;
 		},
 		gen_index(spec), rc::gen::inRange<uint64_t>(0, 1000),
-		rc::gen::element<int>(int(BPF_ANY), int(BPF_EXIST), int(BPF_NOEXIST)));
+		// BPF_NOEXIST always fails on an array (every element exists)
+		rc::gen::element<int>(int(BPF_ANY), int(BPF_ANY), int(BPF_EXIST), int(BPF_NOEXIST)));
 }
 
 rc::Gen<Op> gen_simple(OpKind kind, int proc)
@@ -204,42 +226,63 @@ rc::Gen<Op> gen_simple(OpKind kind, int proc)
 	return rc::gen::just(op);
 }
 
-rc::Gen<Op> gen_op(const MapSpec &spec)
+// One generated op. `read_back` (a lookup): read the element the last
+// update before it wrote, resolved in build(); an independent index rarely
+// meets it, and reading back what was written is what the contents
+// invariant checks (an update landing in the wrong element shows there).
+struct Step {
+	Op op;
+	bool read_back = false;
+};
+
+rc::Gen<Step> step(rc::Gen<Op> g, bool read_back = false)
+{
+	return rc::gen::map(std::move(g), [read_back](Op op) { return Step{op, read_back}; });
+}
+
+rc::Gen<Step> gen_op(const MapSpec &spec)
 {
 	uint64_t v = visible_pages(spec);
-	return rc::gen::weightedOneOf<Op>({
-		{6, gen_mmap(v)},
-		{1, gen_reserve()},
-		{2, gen_range_op(OpKind::munmap, v)},
-		{2, gen_range_op(OpKind::mprotect, v)},
-		{2, gen_range_op(OpKind::madvise, v)},
-		{2, gen_mremap(v)},
-		{1, gen_simple(OpKind::fork, 0)},
-		{1, gen_simple(OpKind::exit, 1)},
-		{6, gen_access(OpKind::load)},
-		{4, gen_access(OpKind::store)},
-		{2, gen_elem_op(OpKind::update, spec)},
-		{1, gen_elem_op(OpKind::lookup, spec)},
-		{1, gen_simple(OpKind::freeze, 0)},
-		{1, rc::gen::map(gen_addr(gen_map_slot()), [](Addr a) {
+	return rc::gen::weightedOneOf<Step>({
+		{6, step(gen_mmap(v))},
+		{1, step(gen_reserve())},
+		{2, step(gen_range_op(OpKind::munmap, v))},
+		{2, step(gen_range_op(OpKind::mprotect, v))},
+		{2, step(gen_range_op(OpKind::madvise, v))},
+		{2, step(gen_mremap(v))},
+		{1, step(gen_simple(OpKind::fork, 0))},
+		{1, step(gen_simple(OpKind::exit, 1))},
+		{6, step(gen_access(OpKind::load, spec))},
+		{4, step(gen_access(OpKind::store, spec))},
+		{2, step(gen_elem_op(OpKind::update, spec))},
+		{1, step(gen_elem_op(OpKind::lookup, spec))},
+		{2, step(gen_elem_op(OpKind::lookup, spec), true)},
+		{1, step(gen_simple(OpKind::freeze, 0))},
+		{1, step(rc::gen::map(gen_addr(gen_map_slot()), [](Addr a) {
 			 Op op;
 			 op.kind = OpKind::smaps;
 			 op.addr = a;
 			 return op;
-		 })},
+		 }))},
 	});
 }
 
 // Slots to labels, in order of definition; ops that name a slot not yet
 // defined are dropped (they would not parse).
-Program build(const MapSpec &spec, const std::vector<Op> &raw)
+Program build(const MapSpec &spec, const std::vector<Step> &raw)
 {
 	Program p;
 	p.map = spec;
 	std::array<int, kSlotNames.size()> label{};
 	label.fill(-1);
 	auto defined = [&](const Addr &a) { return label[size_t(a.label)] >= 0; };
-	for (Op op : raw) {
+	std::optional<uint32_t> updated;  // the last update's index
+	for (const Step &s : raw) {
+		Op op = s.op;
+		if (op.kind == OpKind::update)
+			updated = op.index;
+		if (s.read_back && updated)
+			op.index = *updated;
 		bool uses_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect ||
 				 op.kind == OpKind::mremap || op.kind == OpKind::madvise ||
 				 op.kind == OpKind::load || op.kind == OpKind::store || op.kind == OpKind::smaps;
@@ -333,8 +376,8 @@ rc::Gen<Program> gen_program(size_t max_ops)
 	auto spec = rc::gen::weightedOneOf<MapSpec>({{5, gen_map_spec()}, {1, gen_big_map_spec()}});
 	return rc::gen::mapcat(spec, [max_ops](const MapSpec &spec) {
 		// resize: at most max_ops ops, whatever RC_PARAMS max_size is.
-		auto ops = rc::gen::resize(int(max_ops), rc::gen::container<std::vector<Op>>(gen_op(spec)));
-		return rc::gen::map(ops, [spec](const std::vector<Op> &raw) { return build(spec, raw); });
+		auto ops = rc::gen::resize(int(max_ops), rc::gen::container<std::vector<Step>>(gen_op(spec)));
+		return rc::gen::map(ops, [spec](const std::vector<Step> &raw) { return build(spec, raw); });
 	});
 }
 

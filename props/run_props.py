@@ -9,6 +9,10 @@ the RC_PARAMS="reproduce=..." string. Failing counterexamples are written to
 corpora/findings/ (the path is printed). Failures on configurations the issue
 already names as broken are classified but still count here (strict mode).
 Exit 0: all held; 1: a property failed; 2: bad options.
+
+FL_PLANT=update_stride|update_u32 runs the test-only build/plant instead (a
+planted slip in the port, to see the properties find it); its
+counterexamples go to build/plant/findings/, not corpora/findings/.
 """
 import argparse
 import os
@@ -16,7 +20,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BINARY = os.path.join(ROOT, "build", "default", "props", "fl_props")
+PLANT = os.environ.get("FL_PLANT", "")
+BINARY = os.path.join(ROOT, "build", "plant" if PLANT else "default", "props", "fl_props")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from verifylib.evidence import PATCHES  # noqa: E402 (the one list of levels)
 
@@ -48,6 +53,9 @@ def main():
     if a.seed is not None:
         params = f"seed={a.seed} " + params
     env = dict(os.environ, RC_PARAMS=params, FL_PROPS_STRICT="1")
+    if PLANT:
+        env.setdefault("FL_FINDINGS_DIR", os.path.join(ROOT, "build", "plant", "findings"))
+        print(f"[faultline] FL_PLANT={PLANT}: build/plant, a planted slip (test-only)", file=sys.stderr, flush=True)
     print(f"[faultline] RC_PARAMS=\"{params}\" --gtest_filter={filt}", file=sys.stderr, flush=True)
     rc = subprocess.call([BINARY, f"--gtest_filter={filt}"], env=env)
     return 0 if rc == 0 else 1

@@ -27,8 +27,13 @@ os.environ.setdefault("ASAN_OPTIONS", "malloc_context_size=0:detect_leaks=0")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from verifylib.evidence import ARCHES, DOORS, PATCHES  # noqa: E402 (the one list of levels)
-BUILD = os.path.join(ROOT, "build", "fuzz")
-CLI = os.path.join(ROOT, "build", "default", "faultline-cli")
+# FL_PLANT=update_stride|update_u32: the test-only planted slip (CMakeLists.txt)
+# compiled into the targets, in their own build folder, replayed by
+# build/plant's faultline-cli, findings under that folder (corpora/ stays clean).
+PLANT = os.environ.get("FL_PLANT", "")
+BUILD = os.path.join(ROOT, "build", f"fuzz-plant-{PLANT}" if PLANT else "fuzz")
+CLI = os.path.join(ROOT, "build", "plant" if PLANT else "default", "faultline-cli")
+PLANTS = ["update_stride", "update_u32"]
 TARGETS, ENGINES = ["program", "bounds"], ["libfuzzer", "afl"]
 MAX_LEN = {"program": 256, "bounds": 64}
 FINDINGS = os.path.join(ROOT, "corpora", "findings")
@@ -79,9 +84,11 @@ def parse_args(argv):
     p.add_argument("--json", help="also write the results as JSON to this file")
     p.add_argument("--keep-corpus", action="store_true", help="reuse corpora from an earlier run")
     p.add_argument("--build-only", action="store_true", help="build the selected binaries and stop")
-    p.add_argument("--findings", default=os.path.join(ROOT, "corpora", "findings"),
+    p.add_argument("--findings", default=os.path.join(BUILD, "findings") if PLANT else FINDINGS,
                    help="folder for the finding Programs (default corpora/findings)")
     a = p.parse_args(argv)
+    if PLANT and PLANT not in PLANTS:
+        die(f"FL_PLANT must be one of {', '.join(PLANTS)}, not '{PLANT}'")
 
     def pick(value, allowed, what):
         items = [v.strip() for v in value.split(",") if v.strip()]
@@ -107,6 +114,9 @@ def build(engines, tasks):
     names = sorted({(t.target, t.config) for t in tasks})
     targets = " ".join(f"{t}:{c}" for t, c in names)
     base = "-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+    if PLANT:
+        base += f" -DFL_PLANT_{PLANT.upper()}"
+        say(f"[build] FL_PLANT={PLANT}: a planted slip in the port (test-only), into {os.path.relpath(BUILD, ROOT)}")
     flavours = []
     if "libfuzzer" in engines:
         flavours.append(("libfuzzer", {"CXX": "clang++-14", "CXXFLAGS": base + " -fsanitize=fuzzer-no-link"}))
@@ -257,8 +267,13 @@ def minimise(task, crash):
 def describe(task, crash):
     """Runs the binary on one input: the verdict line and the Program text it printed."""
     # cwd: libFuzzer leaves a crash-<sha1> file where it runs
-    r = subprocess.run([task.binary(), crash], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       errors="replace", timeout=120, cwd=task.workdir)
+    try:
+        r = subprocess.run([task.binary(), crash], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           errors="replace", timeout=120, cwd=task.workdir)
+    except subprocess.TimeoutExpired:
+        # a libFuzzer timeout-* unit that is as slow again: no verdict to report
+        say(f"[fuzz] {task.name}: {os.path.basename(crash)} ran past 120 s, not a finding")
+        return None, None
     text = r.stderr
     m = re.search(r"faultline: (?:verdict: )?(.*)", text)
     if not m:

@@ -140,10 +140,17 @@ void run_one(const Program &p, const Config &cfg, Tally *t)
 					       : split    ? "v3 fault-around, partly populated, after a split"
 							  : "v3 fault-around, partly populated, after a partial touch");
 				}
-				const uint64_t window = 16 * page;
-				if (vma.found && (addr - vma.start < window || vma.end - addr <= window))
+				// do_fault_around: a window of fault_around_bytes, aligned,
+				// clamped to the VMA and to one PTE table (PTRS_PER_PTE
+				// entries). A VMA edge: the VMA clips the window. A PTE-table
+				// edge: the window is the table's first or last while the VMA
+				// goes on across that edge (so the table, not the VMA, ends it).
+				const uint64_t window = std::max<uint64_t>(65536, page) & ~(page - 1);
+				const uint64_t table = page / (cfg.arch == Arch::A32 ? 4 : 8) * page;
+				const uint64_t w0 = addr / window * window, t0 = addr / table * table;
+				if (vma.found && (w0 < vma.start || w0 + window > vma.end))
 					t->hit("v3 fault-around at a VMA edge");
-				if (addr % kPteTable < window || kPteTable - addr % kPteTable <= window)
+				if (vma.found && ((w0 == t0 && vma.start < t0) || (w0 + window == t0 + table && vma.end > t0 + table)))
 					t->hit("v3 fault-around at a PTE-table edge");
 			}
 			break;

@@ -31,6 +31,8 @@ WANTED = ["map data > 4 GiB (created)", "value_size x max_entries near 2^32 (cre
           "v3 fault-around, partly populated, in a forked child", "v3 fault-around at a VMA edge",
           "v3 fault-around at a PTE-table edge"]
 SEARCH = ["props", "libfuzzer", "afl", "oracle"]  # the search techniques (corpus is hand-written)
+# The campaign's run folders (tools/fuzz_campaign.py), under the repository.
+FUZZ_RUNS = os.path.join("build", "fuzz", "runs")
 # Why a port function stays unreached by every search technique (by function name).
 WHY_UNREACHED = {}
 
@@ -40,7 +42,7 @@ def _fuzz_inputs(root, tasks):
     for t in tasks:
         if t.get("target") != "program":
             continue
-        base = os.path.join(root, "build", "fuzz", "runs", t["engine"], t["name"])
+        base = os.path.join(root, FUZZ_RUNS, t["engine"], t["name"])
         d = os.path.join(base, "corpus") if t["engine"] == "libfuzzer" else os.path.join(base, "out", "default", "queue")
         if os.path.isdir(d):
             yield t["engine"], ["--binary", "--patch", t["patch"], "--arch", t["arch"], "--door", t["door"],
@@ -78,6 +80,11 @@ def _merge(into, part):
             into.setdefault(sect, {})[k] = into.setdefault(sect, {}).get(k, 0) + v
 
 
+def bare_name(name):
+    """'fl::k64::array_map_free(fl::k64::bpf_map*)' -> 'array_map_free' (gcovr's demangled names)."""
+    return name.split("(")[0].rsplit("::", 1)[-1].strip()
+
+
 def _gcovr(root, build, out):
     """Line/branch summary and per-function counts of src/kernel from the .gcda files in `build`."""
     r = subprocess.run(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/",
@@ -99,7 +106,8 @@ def _gcovr(root, build, out):
                 branches += 1
                 branches_hit += b["count"] > 0
         for fn in fi.get("functions", []):
-            key = f"{fi['file']}:{fn['name']}"
+            # one row per kernel function: its arch32 and arch64 instances summed
+            key = f"{fi['file']}:{bare_name(fn['name'])}"
             functions[key] = functions.get(key, 0) + fn["execution_count"]
     return {"lines": [lines_hit, lines], "branches": [branches_hit, branches], "functions": functions}
 
@@ -202,7 +210,7 @@ def add_sections(meta, reach, coverage, why_unreached):
         md += ["", "Port functions no search technique reached:", ""]
         html.append("<p>Port functions no search technique reached:</p><ul>")
         for n in unreached:
-            why = next((w for k, w in why_unreached.items() if n.endswith(":" + k)), "")
+            why = why_unreached.get(n.rsplit(":", 1)[-1], "")
             md.append(f"- `{n}`{' — ' + why if why else ''}")
             html.append(f"<li><code>{escape(n)}</code>{' — ' + escape(why) if why else ''}</li>")
         html.append("</ul>")

@@ -23,11 +23,44 @@ uint8_t ContentsShadow::byte(uint64_t off) const
 	return it == bytes_.end() ? 0 : it->second;
 }
 
+bool ContentsShadow::known(uint64_t off) const
+{
+	if (unknown_.count(off))
+		return false;
+	return !all_unknown_ || known_.count(off);
+}
+
+void ContentsShadow::set(uint64_t off, uint8_t v)
+{
+	bytes_[off] = v;
+	unknown_.erase(off);
+	if (all_unknown_)
+		known_.insert(off);
+}
+
 void ContentsShadow::kernel_write(uint64_t offset, const std::vector<uint8_t> &bytes)
 {
 	for (size_t i = 0; i < bytes.size(); i++)
 		if (offset + i < visible_bytes_)
-			bytes_[offset + i] = bytes[i];
+			set(offset + i, bytes[i]);
+}
+
+void ContentsShadow::concurrent(const Op &op, const Event &ev)
+{
+	if (!live_ || !ev.info.empty() || ev.sig || ev.ret < 0)
+		return;
+	if (op.kind == OpKind::update) {
+		const uint64_t base = uint64_t(op.index) * elem_;
+		for (uint64_t i = 0; i < value_size_; i++) {
+			unknown_.insert(base + i);
+			known_.erase(base + i);
+		}
+	} else if (op.kind == OpKind::store) {
+		bytes_.clear();
+		unknown_.clear();
+		known_.clear();
+		all_unknown_ = true;
+	}
 }
 
 namespace {
@@ -46,17 +79,20 @@ void zero_range(std::unordered_map<uint64_t, uint8_t> &bytes, uint64_t from, uin
 
 }  // namespace
 
-bool ContentsShadow::user_offset(const SmapsEntry &s, uint64_t a, uint64_t *off) const
+// Only the map's own VMAs are shared (bpf_map_mmap refuses private ones;
+// reservations are private and anonymous). Once per VMA, not per byte.
+static bool shared_vma(const SmapsEntry &s)
 {
-	if (!s.found || a < s.start || a >= s.end || s.pgoff >= visible_bytes_ >> page_shift_)
-		return false;
-	// Only the map's own VMAs are shared (bpf_map_mmap refuses private
-	// ones; reservations are private and anonymous).
 	std::istringstream flags(s.vm_flags);
-	bool shared = false;
 	for (std::string f; flags >> f;)
-		shared |= f == "sh";
-	if (!shared)
+		if (f == "sh")
+			return true;
+	return false;
+}
+
+bool ContentsShadow::user_offset(const SmapsEntry &s, bool shared, uint64_t a, uint64_t *off) const
+{
+	if (!s.found || !shared || a < s.start || a >= s.end || s.pgoff >= visible_bytes_ >> page_shift_)
 		return false;
 	*off = (s.pgoff << page_shift_) + (a - s.start);
 	return *off < visible_bytes_;
@@ -75,13 +111,24 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 		for (uint64_t i = 0; i < v.size(); i++)
 			v[i] = uint8_t(op.value >> (8 * i));
 		kernel_write(base, v);
-		if (value_size_ > 8)
+		if (value_size_ > 8) {
 			zero_range(bytes_, base + 8, base + value_size_);
+			if (all_unknown_ || !unknown_.empty())
+				for (uint64_t off = base + 8; off < base + value_size_; off++) {
+					unknown_.erase(off);
+					if (all_unknown_)
+						known_.insert(off);
+				}
+		}
 		return "";
 	}
 	case OpKind::lookup: {
 		const uint64_t base = uint64_t(op.index) * elem_;
 		for (uint64_t i = 0; i < ev.data.size(); i++) {
+			if (!known(base + i)) {
+				set(base + i, ev.data[i]);
+				continue;
+			}
 			checked_++;
 			if (ev.data[i] != byte(base + i))
 				return "lookup idx=" + std::to_string(op.index) + " byte " + std::to_string(i) +
@@ -96,13 +143,18 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 		// An access spans at most two VMAs: the first and the last byte's.
 		const SmapsEntry first = m.smaps(op.proc, addr & mask);
 		const SmapsEntry last = m.smaps(op.proc, (addr + op.size - 1) & mask);
+		const bool first_shared = shared_vma(first), last_shared = shared_vma(last);
 		for (unsigned i = 0; i < op.size; i++) {
 			const uint64_t a = (addr + i) & mask;
 			uint64_t off;
-			if (!user_offset(first, a, &off) && !user_offset(last, a, &off))
+			if (!user_offset(first, first_shared, a, &off) && !user_offset(last, last_shared, a, &off))
 				continue;
 			if (store) {
-				bytes_[off] = uint8_t(op.value >> (8 * i));
+				set(off, uint8_t(op.value >> (8 * i)));
+				continue;
+			}
+			if (i < ev.data.size() && !known(off)) {
+				set(off, ev.data[i]);
 				continue;
 			}
 			checked_++;

@@ -32,6 +32,12 @@ all_targets() {
 TARGETS=${FL_FUZZ_TARGETS:-$(all_targets)}
 
 mkdir -p "$OUT" "$WORK"
+# The interleaving scheduler's fibers: Boost.Context when installed (as the
+# CMake build does), glibc ucontext otherwise.
+FIBER_FLAGS="" FIBER_LIBS=""
+if [ -f /usr/include/boost/context/detail/fcontext.hpp ] && ls /usr/lib/*/libboost_context.* >/dev/null 2>&1; then
+	FIBER_FLAGS="-DFL_FIBER_BOOST" FIBER_LIBS="-lboost_context"
+fi
 # The library: the port twice (FL_BITS=32/64), the machine and the vocabulary.
 compile() {  # compile SRC OBJ EXTRA_FLAGS...
 	local src=$1 obj=$2; shift 2
@@ -40,15 +46,16 @@ compile() {  # compile SRC OBJ EXTRA_FLAGS...
 	fi
 }
 export -f compile
-export CXX CXXFLAGS SRC_DIR
+export CXX CXXFLAGS SRC_DIR FIBER_FLAGS
 {
 	for bits in 32 64; do
 		for f in $(cd "$SRC_DIR" && find src/kernel src/sim/arch -name '*.cpp'); do
 			echo "$SRC_DIR/$f $WORK/k${bits}_$(echo "$f" | tr / _).o -DFL_BITS=$bits -I$SRC_DIR/src/kernel/include"
 		done
 	done
-	for f in $(cd "$SRC_DIR" && ls src/base/*.cpp src/sim/*.cpp src/check/*.cpp src/base/sched/*.cpp src/libarena/*.cpp); do
-		echo "$SRC_DIR/$f $WORK/$(echo "$f" | tr / _).o"
+	for f in $(cd "$SRC_DIR" && ls src/base/*.cpp src/sim/*.cpp src/check/*.cpp src/check/interleave/*.cpp \
+		src/base/sched/*.cpp src/libarena/*.cpp); do
+		echo "$SRC_DIR/$f $WORK/$(echo "$f" | tr / _).o $FIBER_FLAGS"
 	done
 } | xargs -P "$JOBS" -L 1 bash -c 'compile "$@"' _
 # Re-archive and re-link only what changed: a campaign calls this before
@@ -69,7 +76,7 @@ link_target() {  # link_target TARGET CONFIG
 		return 0
 	fi
 	$CXX $CXXFLAGS -std=c++20 -I"$SRC_DIR/src" -DFL_FUZZ_CONFIG="\"$config\"" \
-		"$SRC_DIR/fuzz/${target}_fuzzer.cpp" "$WORK/libfaultline.a" $LIB_FUZZING_ENGINE -o "$OUT/$name"
+		"$SRC_DIR/fuzz/${target}_fuzzer.cpp" "$WORK/libfaultline.a" $FIBER_LIBS $LIB_FUZZING_ENGINE -o "$OUT/$name"
 	cp "$SRC_DIR/fuzz/$target.dict" "$OUT/$name.dict"
 	sed "s/@TARGET@/$name/" "$SRC_DIR/fuzz/$target.options" >"$OUT/$name.options"
 	if [ -d "$SRC_DIR/corpora/$target/seeds" ]; then
@@ -78,5 +85,5 @@ link_target() {  # link_target TARGET CONFIG
 	echo "$OUT/$name"
 }
 export -f link_target
-export WORK OUT LIB_FUZZING_ENGINE
+export WORK OUT LIB_FUZZING_ENGINE FIBER_LIBS
 for t in $TARGETS; do echo "${t%%:*} ${t#*:}"; done | xargs -P "$JOBS" -L 1 bash -c 'link_target "$@"' _

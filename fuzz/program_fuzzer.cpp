@@ -3,16 +3,69 @@
 // build's configuration in lockstep with `pre` at the same width, page size
 // and door. Aborts, naming the invariant, on a violation or an unexpected
 // difference. No state survives an input (a fresh machine per run).
+//
+// Built with a config ending in "threads" (the fixed kernel) or a historical
+// level ("v2/arch64/4k/anon/mask/toctou_2021"), it is the interleaving
+// fuzzer: bytes -> a Program whose last ops run concurrently plus a schedule
+// (decode_concurrent: ops and schedule mutate together) -> one run under the
+// deterministic scheduler. Lock hand-offs and chosen switches, as label
+// pairs, are libFuzzer extra counters, so an input that makes a new
+// hand-off is kept. A finding is printed as the text Program with the
+// label-anchored schedule it took, replayed once first.
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
+#include "base/sched/strategy.h"
 #include "check/differential.h"
+#include "check/interleave/explore.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
 #include "fuzz_config.h"
 
+namespace {
+
+constexpr size_t kPairCounters = 1 << 12;
+// libFuzzer reads (and clears before every input) this section as extra
+// coverage; without libFuzzer it is an ordinary array.
+__attribute__((section("__libfuzzer_extra_counters"), used)) uint8_t g_pairs[kPairCounters];
+
+void count_pair(uint32_t from, uint32_t to)
+{
+	uint32_t h = (from * 0x9e3779b1u) ^ (to * 0x85ebca6bu + 0x165667b1u);
+	uint8_t &c = g_pairs[(h ^ (h >> 15)) % kPairCounters];
+	if (c < 255)
+		c++;
+}
+
+int concurrent(const uint8_t *data, size_t size)
+{
+	static const bool hooked = (fl::sched::set_pair_hook(count_pair), true);
+	(void)hooked;
+	const fl::Config &cfg = fl::fuzz::build_config();
+	fl::ConcurrentInput in = fl::decode_concurrent(data, size);
+	fl::sched::ByteSchedule schedule(in.schedule);
+	fl::interleave::ScheduleOutcome o = fl::interleave::run_schedule(in.program, cfg, schedule);
+	if (!o.finding())
+		return 0;
+	fl::Program found = fl::interleave::finding_program(in.program, cfg, o);
+	fl::sched::Replay replay(fl::interleave::records_of(found));
+	fl::interleave::ScheduleOutcome again = fl::interleave::run_schedule(found, cfg, replay);
+	const bool replays = again.verdict() == o.verdict() && again.sched.trace_hash == o.sched.trace_hash;
+	std::string verdict = o.verdict();  // one line: the Program follows it
+	for (char &c : verdict)
+		c = c == '\n' ? ' ' : c;
+	std::fprintf(stderr, "faultline: verdict: %s (%s)%s\n%s", verdict.c_str(), cfg.name().c_str(),
+		     replays ? "" : " [the schedule does not replay]", fl::format_program(found).c_str());
+	std::abort();
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	if (fl::fuzz::build_concurrent())
+		return concurrent(data, size);
 	fl::Program p = fl::decode_program(data, size);
 	fl::RunReport r = fl::run_differential(p, fl::fuzz::build_config());
 	if (r.verdict.kind == fl::Verdict::ok)

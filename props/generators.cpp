@@ -267,6 +267,105 @@ rc::Gen<Step> gen_op(const MapSpec &spec)
 	});
 }
 
+// The concurrent group's ops, aimed at one mapping (slot A) and the first
+// elements, so that two threads meet on the same page, element or VMA: the
+// races the issue lists (faults on one page; faults against munmap,
+// mprotect, madvise, mremap, fork; update and freeze against mmap).
+rc::Gen<Addr> gen_near_a()
+{
+	return rc::gen::apply(
+		[](uint64_t page, uint64_t byte) {
+			Addr a;
+			a.label = 0;
+			a.offset = bytes(page * kPage + byte);
+			return a;
+		},
+		rc::gen::inRange<uint64_t>(0, 2), rc::gen::element<uint64_t>(0, 8));
+}
+
+rc::Gen<Op> gen_near_access(OpKind kind)
+{
+	return rc::gen::apply(
+		[kind](Addr a, uint64_t value) {
+			Op op;
+			op.kind = kind;
+			op.addr = a;
+			op.size = 8;
+			op.value = kind == OpKind::store ? value : 0;
+			return op;
+		},
+		gen_near_a(), rc::gen::inRange<uint64_t>(1, 1000));
+}
+
+rc::Gen<Op> gen_near_range(OpKind kind)
+{
+	return rc::gen::apply(
+		[kind](uint64_t page, uint64_t len, int prot) {
+			Op op;
+			op.kind = kind;
+			op.addr.label = 0;
+			op.addr.offset = pages(page);
+			op.len = pages(len);
+			op.prot = prot;
+			op.advice = MADV_DONTNEED;
+			return op;
+		},
+		rc::gen::inRange<uint64_t>(0, 2), rc::gen::inRange<uint64_t>(1, 3), gen_prot());
+}
+
+// A shared mapping of slot `slot`: 1-2 pages from pgoff 0, read-only (so
+// that map_freeze may succeed) or rw, maybe populated.
+rc::Gen<Op> gen_plain_mmap(int slot)
+{
+	return rc::gen::apply(
+		[slot](uint64_t len, bool writable, bool populate) {
+			Op op;
+			op.kind = OpKind::mmap;
+			op.label = slot;
+			op.len = pages(len);
+			op.prot = PROT_READ | (writable ? PROT_WRITE : 0);
+			op.flags = MAP_SHARED | (populate ? MAP_POPULATE : 0);
+			return op;
+		},
+		rc::gen::inRange<uint64_t>(1, 3), rc::gen::arbitrary<bool>(),
+		rc::gen::weightedOneOf<bool>({{3, rc::gen::just(false)}, {1, rc::gen::just(true)}}));
+}
+
+rc::Gen<Op> gen_concurrent_op()
+{
+	auto elem = [](OpKind kind) {
+		return rc::gen::map(rc::gen::pair(rc::gen::inRange<uint32_t>(0, 2), rc::gen::inRange<uint64_t>(1, 1000)),
+				    [kind](std::pair<uint32_t, uint64_t> iv) {
+					    Op op;
+					    op.kind = kind;
+					    op.index = iv.first;
+					    op.value = kind == OpKind::update ? iv.second : 0;
+					    return op;
+				    });
+	};
+	return rc::gen::weightedOneOf<Op>({
+		{4, gen_near_access(OpKind::load)},
+		{3, gen_near_access(OpKind::store)},
+		{3, elem(OpKind::update)},
+		{1, elem(OpKind::lookup)},
+		{3, gen_simple(OpKind::freeze, 0)},
+		{2, gen_plain_mmap(1)},
+		{1, gen_near_range(OpKind::munmap)},
+		{1, gen_near_range(OpKind::mprotect)},
+		{1, gen_near_range(OpKind::madvise)},
+		{1, gen_simple(OpKind::fork, 0)},
+	});
+}
+
+// A schedule pick: mostly a switch within the first steps.
+rc::Gen<std::pair<uint32_t, uint8_t>> gen_pick()
+{
+	return rc::gen::pair(rc::gen::weightedOneOf<uint32_t>({{4, rc::gen::inRange<uint32_t>(0, 4)},
+							      {2, rc::gen::inRange<uint32_t>(0, 16)},
+							      {1, rc::gen::inRange<uint32_t>(0, 64)}}),
+			     rc::gen::inRange<uint8_t>(0, 3));
+}
+
 // Slots to labels, in order of definition; ops that name a slot not yet
 // defined are dropped (they would not parse).
 Program build(const MapSpec &spec, const std::vector<Step> &raw)
@@ -378,6 +477,36 @@ rc::Gen<Program> gen_program(size_t max_ops)
 		// resize: at most max_ops ops, whatever RC_PARAMS max_size is.
 		auto ops = rc::gen::resize(int(max_ops), rc::gen::container<std::vector<Step>>(gen_op(spec)));
 		return rc::gen::map(ops, [spec](const std::vector<Step> &raw) { return build(spec, raw); });
+	});
+}
+
+rc::Gen<ConcurrentInput> gen_concurrent_case()
+{
+	return rc::gen::mapcat(gen_map_spec(), [](const MapSpec &spec) {
+		// Before the group: usually A mapped; sometimes anything.
+		auto before = rc::gen::weightedOneOf<Op>({{4, gen_plain_mmap(0)}, {1, gen_op(spec)}});
+		auto prefix = rc::gen::resize(3, rc::gen::container<std::vector<Op>>(before));
+		auto group = rc::gen::resize(6, rc::gen::container<std::vector<Op>>(gen_concurrent_op()));
+		auto threads = rc::gen::container<std::vector<uint8_t>>(6, rc::gen::inRange<uint8_t>(0, 3));
+		auto picks = rc::gen::resize(8, rc::gen::container<std::vector<std::pair<uint32_t, uint8_t>>>(gen_pick()));
+		return rc::gen::apply(
+			[spec](std::vector<Op> ops, std::vector<Op> group, std::vector<uint8_t> thread,
+			       std::vector<std::pair<uint32_t, uint8_t>> schedule) {
+				// The group's threads; each thread stays in the process
+				// of its first op (as decode_concurrent does).
+				int proc[3] = {-1, -1, -1};
+				for (size_t i = 0; i < group.size(); i++) {
+					Op op = group[i];
+					op.thread = thread[i];
+					int &pr = proc[thread[i]];
+					if (pr < 0)
+						pr = op.proc;
+					op.proc = pr;
+					ops.push_back(op);
+				}
+				return ConcurrentInput{build(spec, ops), std::move(schedule)};
+			},
+			prefix, group, threads, picks);
 	});
 }
 

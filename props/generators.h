@@ -12,6 +12,7 @@
 #include <rapidcheck.h>
 
 #include "check/program.h"
+#include "check/program_binary.h"
 
 namespace fl {
 // RapidCheck prints values with showValue (found by argument-dependent
@@ -39,5 +40,12 @@ rc::Gen<uint64_t> gen_pages_near_edges(uint64_t visible);
 // R, S (reservations for MAP_FIXED / MREMAP_FIXED targets). No header, no
 // expectations; labels are defined before use (it formats and parses back).
 rc::Gen<Program> gen_program(size_t max_ops = 16);
+
+// A Program whose last ops (up to 6, over 2-3 threads T0..T2, aimed at
+// mapping A's first pages and the first elements) run concurrently, after up
+// to 3 sequential ones (usually A's mmap), with a schedule in the fuzzers'
+// (delta, target) form (sched::ByteSchedule), the deltas mostly small: ops
+// and schedule shrink together (ops away, threads and deltas toward 0).
+rc::Gen<ConcurrentInput> gen_concurrent_case();
 
 }  // namespace fl::props

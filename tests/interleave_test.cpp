@@ -3,6 +3,7 @@
 // forms of threads and schedules, and the explorer on the historical levels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -212,6 +213,35 @@ TEST(Sched, QueuedWriterBlocksNewReaders)
 	EXPECT_EQ(log, "012");
 }
 
+// The fuzzers' schedule coverage: a lock taken by another task than the one
+// that released it reports (release label, acquire label); a chosen switch
+// reports (where the task stopped, where the next resumes).
+std::vector<std::pair<uint32_t, uint32_t>> g_pairs;
+void note_pair(uint32_t a, uint32_t b) { g_pairs.emplace_back(a, b); }
+
+TEST(Sched, PairHookSeesHandOffsAndSwitches)
+{
+	g_pairs.clear();
+	sched::set_pair_hook(note_pair);
+	sched::Replay rep({sched::Record{0, "t0:held", 1, 1}});
+	Scheduler s(rep);
+	s.spawn([&] {
+		s.mutex_lock(&obj_a, kA, L("t0:lock"));
+		s.point(L("t0:held"));
+		s.mutex_unlock(&obj_a, kA, L("t0:unlock"));
+	});
+	s.spawn([&] {
+		s.mutex_lock(&obj_a, kA, L("t1:lock"));
+		s.mutex_unlock(&obj_a, kA, L("t1:unlock"));
+	});
+	sched::RunResult r = s.run();
+	sched::set_pair_hook(nullptr);
+	EXPECT_EQ(r.outcome, Outcome::done) << r.report;
+	const std::pair<uint32_t, uint32_t> handoff{L("t0:unlock").id, L("t1:lock").id};
+	EXPECT_NE(std::find(g_pairs.begin(), g_pairs.end(), handoff), g_pairs.end());
+	EXPECT_EQ(g_pairs.front().first, L("t0:held").id);  // the recorded switch
+}
+
 // ---- Programs with threads ----------------------------------------------------
 
 const char kRace[] = R"(patch v2
@@ -293,6 +323,22 @@ TEST(Interleave, FinishFaultLostRaceDoesNotLeak)
 				interleave::ScheduleOutcome bad = interleave::run_schedule(p, c, rep2);
 				EXPECT_EQ(bad.violation.what, Invariant::page_refcount) << bad.verdict();
 			}
+}
+
+// A concurrent store's bytes are whatever the interleaving left: the contents
+// shadow learns them at the next read instead of reporting the old value
+// (which it did for every explore Program before ContentsShadow::concurrent).
+TEST(Interleave, ContentsShadowFollowsConcurrentWrites)
+{
+	Program p = parse("map value_size=8 max_entries=1024\nmmap A len=2p prot=rw\nload A thread=0\n"
+			  "store A+1p val=0x11 thread=0\nupdate idx=1 val=5 thread=1\nmunmap A len=1p thread=1\n"
+			  "load A+1p\nlookup idx=1\nstore A+1p val=0x22\nload A+1p\n");
+	for (Patch patch : {Patch::v2, Patch::v3}) {
+		sched::DefaultStrategy d;
+		interleave::ScheduleOutcome o =
+			interleave::run_schedule(p, Config{Arch::A64, patch, 12, Door::anon, false}, d);
+		EXPECT_EQ(o.verdict(), "ok");
+	}
 }
 
 // ---- the historical levels, from scratch and fixed -------------------------------

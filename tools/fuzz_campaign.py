@@ -34,8 +34,11 @@ PLANT = os.environ.get("FL_PLANT", "")
 BUILD = os.path.join(ROOT, "build", f"fuzz-plant-{PLANT}" if PLANT else "fuzz")
 CLI = os.path.join(ROOT, "build", "plant" if PLANT else "default", "faultline-cli")
 PLANTS = ["update_stride", "update_u32"]
-TARGETS, ENGINES = ["program", "bounds"], ["libfuzzer", "afl"]
-MAX_LEN = {"program": 256, "bounds": 64}
+TARGETS, ENGINES = ["program", "bounds", "threads"], ["libfuzzer", "afl"]
+# threads: the program target's interleaving form (concurrent ops and a
+# schedule from one byte string), on the fixed kernel or a historical level.
+HISTORICS = ["none", "toctou_2021", "freeze_mutex_2025", "finish_fault_put"]
+MAX_LEN = {"program": 256, "bounds": 64, "threads": 256}
 FINDINGS = os.path.join(ROOT, "corpora", "findings")
 print_lock = threading.Lock()
 
@@ -53,9 +56,14 @@ def die(msg):
 class Task:
     """One binary (target x configuration) under one engine."""
 
-    def __init__(self, target, patch, arch, door, engine):
+    def __init__(self, target, patch, arch, door, engine, historic="none"):
         self.target, self.patch, self.arch, self.door, self.engine = target, patch, arch, door, engine
-        if target == "program":
+        self.source, self.historic = "bounds" if target == "bounds" else "program", historic
+        if target == "threads":
+            level = "threads" if historic == "none" else historic
+            self.name = f"program-{patch}-arch{arch}-{door}-{level}"
+            self.config = f"{patch}/arch{arch}/4k/{door}/mask/{level}"
+        elif target == "program":
             self.name = f"program-{patch}-arch{arch}-{door}"
             self.config = f"{patch}/arch{arch}/4k/{door}/mask"
         else:
@@ -75,7 +83,8 @@ class Task:
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="faultline fuzz", description=__doc__.splitlines()[0])
     p.add_argument("--engine", default="both", help="libfuzzer | afl | both")
-    p.add_argument("--target", default="program", help="program | bounds | all")
+    p.add_argument("--target", default="program", help="program | bounds | threads | all (program and bounds)")
+    p.add_argument("--historic", default="none", help="threads target: comma list of " + ",".join(HISTORICS))
     p.add_argument("--patch", default=",".join(PATCHES), help="comma list of " + ",".join(PATCHES))
     p.add_argument("--arch", default=",".join(ARCHES), help="comma list of 32,64")
     p.add_argument("--door", default=",".join(DOORS), help="comma list of anon,regular,direct (program target)")
@@ -98,7 +107,8 @@ def parse_args(argv):
         return items
 
     a.engines = ENGINES if a.engine == "both" else pick(a.engine, ENGINES + ["both"], "--engine")
-    a.targets = TARGETS if a.target == "all" else pick(a.target, TARGETS, "--target")
+    a.targets = TARGETS[:2] if a.target == "all" else pick(a.target, TARGETS, "--target")
+    a.historics = pick(a.historic, HISTORICS, "--historic")
     a.patches = pick(a.patch, PATCHES, "--patch")
     a.arches = pick(a.arch.replace("arch", ""), ARCHES, "--arch")
     a.doors = pick(a.door, DOORS, "--door")
@@ -111,7 +121,7 @@ def parse_args(argv):
 
 
 def build(engines, tasks):
-    names = sorted({(t.target, t.config) for t in tasks})
+    names = sorted({(t.source, t.config) for t in tasks})
     targets = " ".join(f"{t}:{c}" for t, c in names)
     base = "-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
     if PLANT:
@@ -306,6 +316,8 @@ def signature(verdict):
 
 
 def program_file(task, verdict, body, door=None):
+    if task.target == "threads":
+        return body  # the fuzzer printed it pinned, with its schedule and expect line
     lines = body.splitlines()
     header = [f"arch {task.arch}", f"patch {task.patch}"]
     if task.target == "program":
@@ -319,6 +331,8 @@ def program_file(task, verdict, body, door=None):
 
 def classify(task, verdict, body):
     """Does the finding also fail through the front doors mmap(2) has?"""
+    if task.target == "threads":
+        return [task.door] if task.door != "direct" else []
     reach = []
     for door in ("anon", "regular"):
         path = os.path.join(task.workdir, f"reach-{door}.fl")
@@ -355,17 +369,24 @@ def collect_findings(task):
             f.write(text)
         # The Program's own verdict under the machine becomes its expectation;
         # for the program target it must be the verdict the fuzzer reported.
-        r = subprocess.run([CLI, "replay", "--quiet", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-        m = re.search(r"^verdict: (.*)$", r.stdout, re.M)
-        replayed = m.group(1) if m else "error"
-        replays = replayed != "ok" and (task.target != "program" or signature(replayed) == sig)
+        if task.target == "threads":
+            # its schedule, replayed from the text alone, must give its expect line
+            r = subprocess.run([CLI, "interleave", "--check-expect", "--quiet", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            replayed = sig if r.returncode == 0 and "[the schedule does not replay]" not in verdict else "error"
+            replays = replayed == sig
+        else:
+            r = subprocess.run([CLI, "replay", "--quiet", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+            m = re.search(r"^verdict: (.*)$", r.stdout, re.M)
+            replayed = m.group(1) if m else "error"
+            replays = replayed != "ok" and (task.target != "program" or signature(replayed) == sig)
         with open(path, "w") as f:
             f.write(f"# found by {task.engine} on {task.name} after {t:.1f} s ({os.path.basename(crash)})\n")
             f.write(f"# fuzzer: {verdict}\n")
             f.write(f"# reachable through: {', '.join(reach) if reach else 'direct only (assumption-dependent)'}\n")
             f.write(text)
-            if replayed != "ok" and replayed != "error":
+            if replayed != "ok" and replayed != "error" and task.target != "threads":
                 f.write(f"expect {signature(replayed)}\n")
         seen[sig] = {"verdict": verdict, "replayed": replayed, "file": os.path.relpath(path, ROOT), "time": t,
                      "count": 1, "replays": replays, "reachable": reach}
@@ -380,9 +401,10 @@ def main(argv):
     for target in a.targets:
         for patch in a.patches:
             for arch in a.arches:
-                for door in (a.doors if target == "program" else [None]):
-                    for engine in a.engines:
-                        tasks.append(Task(target, patch, arch, door, engine))
+                for door in (a.doors if target != "bounds" else [None]):
+                    for historic in (a.historics if target == "threads" else ["none"]):
+                        for engine in a.engines:
+                            tasks.append(Task(target, patch, arch, door, engine, historic))
     if not os.path.exists(CLI):
         die(f"{CLI} is missing: run ./faultline fuzz (it builds it)")
     build(a.engines, tasks)

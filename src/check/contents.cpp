@@ -25,11 +25,46 @@ uint8_t ContentsShadow::byte(uint64_t off) const
 	return it == bytes_.end() ? 0 : it->second[off % kChunk];
 }
 
+bool ContentsShadow::known(uint64_t off) const
+{
+	if (unknown_.count(off))
+		return false;
+	return !all_unknown_ || known_.count(off);
+}
+
+void ContentsShadow::set(uint64_t off, uint8_t v)
+{
+	bytes_[off / kChunk][off % kChunk] = v;
+	if (all_known())
+		return;
+	unknown_.erase(off);
+	if (all_unknown_)
+		known_.insert(off);
+}
+
 void ContentsShadow::kernel_write(uint64_t offset, const std::vector<uint8_t> &bytes)
 {
 	for (size_t i = 0; i < bytes.size(); i++)
 		if (offset + i < visible_bytes_)
-			set_byte(offset + i, bytes[i]);
+			set(offset + i, bytes[i]);
+}
+
+void ContentsShadow::concurrent(const Op &op, const Event &ev)
+{
+	if (!live_ || !ev.info.empty() || ev.sig || ev.ret < 0)
+		return;
+	if (op.kind == OpKind::update) {
+		const uint64_t base = uint64_t(op.index) * elem_;
+		for (uint64_t i = 0; i < value_size_; i++) {
+			unknown_.insert(base + i);
+			known_.erase(base + i);
+		}
+	} else if (op.kind == OpKind::store) {
+		bytes_.clear();
+		unknown_.clear();
+		known_.clear();
+		all_unknown_ = true;
+	}
 }
 
 // Zeroes [from, to) at the cost of what the shadow holds, not of the range:
@@ -107,12 +142,33 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 		for (uint64_t i = 0; i < v.size(); i++)
 			v[i] = uint8_t(op.value >> (8 * i));
 		kernel_write(base, v);
-		if (value_size_ > 8)
+		if (value_size_ > 8) {
 			zero_range(base + 8, base + value_size_);
+			if (!all_known())
+				for (uint64_t off = base + 8; off < base + value_size_; off++) {
+					unknown_.erase(off);
+					if (all_unknown_)
+						known_.insert(off);
+				}
+		}
 		return "";
 	}
 	case OpKind::lookup: {
 		const uint64_t base = uint64_t(op.index) * elem_;
+		if (!all_known()) {
+			for (uint64_t i = 0; i < ev.data.size(); i++) {
+				if (!known(base + i)) {
+					set(base + i, ev.data[i]);
+					continue;
+				}
+				checked_++;
+				if (ev.data[i] != byte(base + i))
+					return "lookup idx=" + std::to_string(op.index) + " byte " + std::to_string(i) +
+					       " is " + std::to_string(ev.data[i]) + ", last written " +
+					       std::to_string(byte(base + i));
+			}
+			return "";
+		}
 		const size_t i = first_difference(base, ev.data.data(), ev.data.size());
 		checked_ += i < ev.data.size() ? i + 1 : i;  // up to the first mismatch
 		if (i == ev.data.size())
@@ -133,7 +189,11 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 			if (!user_offset(first, first_shared, a, &off) && !user_offset(last, last_shared, a, &off))
 				continue;
 			if (store) {
-				set_byte(off, uint8_t(op.value >> (8 * i)));
+				set(off, uint8_t(op.value >> (8 * i)));
+				continue;
+			}
+			if (i < ev.data.size() && !known(off)) {
+				set(off, ev.data[i]);
 				continue;
 			}
 			checked_++;

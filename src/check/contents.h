@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "check/trace.h"
@@ -29,6 +30,13 @@ public:
 	// first byte that differs from the shadow, or "" when all agree. Updates
 	// the shadow with what the op wrote.
 	std::string observe(Machine &, const Op &, uint64_t addr, const Event &);
+	// An op that ran concurrently with others (the interleaving explorer's
+	// group). What its writes leave depends on the interleaving, so the bytes
+	// an update wrote become unknown, and after a user store every byte does
+	// (its address may reach another offset by the time the group ends); the
+	// next lookup or load that reads an unknown byte learns it. Checks
+	// nothing: a concurrent read may see either side of a concurrent write.
+	void concurrent(const Op &, const Event &);
 	// A kernel-side write at a byte offset into the map's data.
 	void kernel_write(uint64_t offset, const std::vector<uint8_t> &bytes);
 	// How many bytes a lookup or load compared so far (for the reach report).
@@ -37,10 +45,13 @@ public:
 private:
 	// The map offset user address `a` reaches through `vma` when that is a
 	// shared mapping of the map that holds `a`, exactly (no wrap); false
-	// when it is not or the offset lies past the visible data.
+	// when it is not (`shared`: the VMA is, computed once) or the offset lies
+	// past the visible data.
 	bool user_offset(const SmapsEntry &vma, bool shared, uint64_t a, uint64_t *off) const;
 	uint8_t byte(uint64_t off) const;
-	void set_byte(uint64_t off, uint8_t b) { bytes_[off / kChunk][off % kChunk] = b; }
+	bool known(uint64_t off) const;
+	bool all_known() const { return !all_unknown_ && unknown_.empty(); }
+	void set(uint64_t off, uint8_t v);
 	void zero_range(uint64_t from, uint64_t to);
 	// The first of `n` bytes at `off` that differs from `data`, or n.
 	size_t first_difference(uint64_t off, const uint8_t *data, size_t n) const;
@@ -53,6 +64,10 @@ private:
 	static constexpr uint64_t kChunk = 64;
 	using Chunk = std::array<uint8_t, kChunk>;
 	std::unordered_map<uint64_t, Chunk> bytes_;
+	// After concurrent writes: offsets whose value is unknown, or (all_unknown_)
+	// every offset but those written or read since.
+	std::unordered_set<uint64_t> unknown_, known_;
+	bool all_unknown_ = false;
 	uint64_t checked_ = 0;
 };
 

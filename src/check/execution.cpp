@@ -117,6 +117,7 @@ Event Execution::run(const Op &op)
 
 void Execution::record(Event ev, Violation v)
 {
+	contents_.concurrent(program_.ops[next_], ev);
 	trace_.events.push_back(std::move(ev));
 	if (!violation_ && v) {
 		violation_ = std::move(v);

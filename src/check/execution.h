@@ -33,7 +33,8 @@ public:
 
 	// For the interleaving explorer (src/check/interleave/): run the next
 	// op's work without recording it (several run at once, on fibers), and
-	// record an op's event and the violation seen for it, in op order.
+	// record an op's event and the violation seen for it, in op order (the
+	// contents shadow forgets what a concurrent op wrote: ContentsShadow::concurrent).
 	Event run_op(size_t index) { return run(program_.ops[index]); }
 	void record(Event, Violation);
 

@@ -38,7 +38,7 @@ class Evidence:
 
 def program_ops(path):
     """Number of op lines in a Program file (its size for 'smallest')."""
-    skip = ("#", "map ", "expect", "arch ", "patch ", "page ", "door ", "spec_v1 ")
+    skip = ("#", "map ", "expect", "arch ", "patch ", "page ", "door ", "spec_v1 ", "historic ", "at T")
     try:
         with open(path) as f:
             return sum(1 for line in f if line.strip() and not line.lstrip().startswith(skip))

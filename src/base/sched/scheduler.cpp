@@ -9,6 +9,7 @@ namespace fl::sched {
 namespace {
 
 thread_local Scheduler *tl_active = nullptr;
+PairHook g_pair_hook = nullptr;
 
 std::vector<TlsSlot> &tls_slots()
 {
@@ -47,6 +48,11 @@ const char *to_string(Outcome o)
 	return "?";
 }
 
+void set_pair_hook(PairHook h)
+{
+	g_pair_hook = h;
+}
+
 void register_tls_slot(TlsSlot s)
 {
 	tls_slots().push_back(s);
@@ -64,6 +70,8 @@ struct Scheduler::Lock {
 	std::vector<int> readers;
 	int writers_waiting = 0;
 	const void *mm = nullptr;  // a write-locked VMA's mm
+	int last_owner = -1;       // who released it last, and where (the pair hook)
+	uint32_t released_at = 0;
 };
 
 struct Scheduler::Task {
@@ -76,6 +84,7 @@ struct Scheduler::Task {
 	const Lock *waiting = nullptr;
 	std::string wait_at;
 	std::vector<uint32_t> occ;  // decisions per label id
+	uint32_t at_label = 0;      // of its last decision
 	std::vector<const LockClass *> held;
 	std::vector<std::string> held_at;
 	std::vector<Lock *> vma_wlocks;
@@ -217,10 +226,13 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 	}
 	int def = current_runnable ? current_ : runnable_[0];
 	int pick = def;
+	cur.at_label = label.id;
 	if (runnable_.size() >= 2 && !draining_) {
 		Decision d{current_, current_runnable, label.id, occ, &runnable_, def, result_.steps};
 		result_.steps++;
 		pick = strategy_->pick(d);
+		if (g_pair_hook && pick != current_ && size_t(pick) < tasks_.size())
+			g_pair_hook(label.id, tasks_[size_t(pick)]->at_label);
 		if (!std::binary_search(runnable_.begin(), runnable_.end(), pick)) {
 			abort_run(Outcome::diverged, "replay diverged: at T" + std::to_string(current_) + " " + label.name + "#" +
 							     std::to_string(occ) + " the schedule switches to T" +
@@ -328,6 +340,19 @@ void Scheduler::wake(const void *obj, const LockClass &cls)
 			t->state = Task::State::runnable;
 }
 
+// Lock hand-offs for the pair hook.
+void Scheduler::taken(Lock &l, const Label &label)
+{
+	if (g_pair_hook && l.last_owner >= 0 && l.last_owner != current_)
+		g_pair_hook(l.released_at, label.id);
+}
+
+void Scheduler::released(Lock &l, const Label &label)
+{
+	l.last_owner = current_;
+	l.released_at = label.id;
+}
+
 void Scheduler::held_push(const LockClass &cls, const Label &label, bool trylock, const LockClass *nest)
 {
 	Task &cur = *tasks_[size_t(current_)];
@@ -367,6 +392,7 @@ void Scheduler::mutex_lock(const void *obj, const LockClass &cls, const Label &l
 	Lock &l = lock_of(obj, cls);
 	block_until([&] { return l.writer < 0; }, obj, cls, label);
 	l.writer = current_;
+	taken(l, label);
 }
 
 bool Scheduler::mutex_trylock(const void *obj, const LockClass &cls, const Label &label)
@@ -377,6 +403,7 @@ bool Scheduler::mutex_trylock(const void *obj, const LockClass &cls, const Label
 		return false;
 	held_push(cls, label, true);
 	l.writer = current_;
+	taken(l, label);
 	return true;
 }
 
@@ -387,6 +414,7 @@ void Scheduler::mutex_unlock(const void *obj, const LockClass &cls, const Label 
 		violation(std::string("lockdep: ") + cls.name + " unlocked at " + label.name + " by a task not holding it");
 	l.writer = -1;
 	held_pop(cls);
+	released(l, label);
 	wake(obj, cls);
 	point(label);
 }
@@ -399,6 +427,7 @@ void Scheduler::down_read(const void *obj, const LockClass &cls, const Label &la
 	// A queued writer blocks new readers (rwsem reads are not recursive).
 	block_until([&] { return l.writer < 0 && l.writers_waiting == 0; }, obj, cls, label);
 	l.readers.push_back(current_);
+	taken(l, label);
 }
 
 bool Scheduler::down_read_trylock(const void *obj, const LockClass &cls, const Label &label)
@@ -409,6 +438,7 @@ bool Scheduler::down_read_trylock(const void *obj, const LockClass &cls, const L
 		return false;
 	held_push(cls, label, true);
 	l.readers.push_back(current_);
+	taken(l, label);
 	return true;
 }
 
@@ -421,6 +451,7 @@ void Scheduler::up_read(const void *obj, const LockClass &cls, const Label &labe
 	else
 		l.readers.erase(it);
 	held_pop(cls);
+	released(l, label);
 	wake(obj, cls);
 	point(label);
 }
@@ -437,6 +468,7 @@ void Scheduler::down_write(const void *obj, const LockClass &cls, const Label &l
 		l.writers_waiting--;
 	}
 	l.writer = current_;
+	taken(l, label);
 }
 
 void Scheduler::up_write(const void *obj, const LockClass &cls, const Label &label)
@@ -446,6 +478,7 @@ void Scheduler::up_write(const void *obj, const LockClass &cls, const Label &lab
 		violation(std::string("lockdep: ") + cls.name + " write-unlocked at " + label.name + " by a non-owner");
 	l.writer = -1;
 	held_pop(cls);
+	released(l, label);
 	wake(obj, cls);
 	point(label);
 }
@@ -468,6 +501,7 @@ void Scheduler::spin_lock(const void *obj, const LockClass &cls, const Label &la
 	Lock &l = lock_of(obj, cls);
 	block_until([&] { return l.writer < 0; }, obj, cls, label);
 	l.writer = current_;
+	taken(l, label);
 	tasks_[size_t(current_)]->atomic_depth++;
 }
 
@@ -479,6 +513,7 @@ void Scheduler::spin_unlock(const void *obj, const LockClass &cls, const Label &
 	l.writer = -1;
 	tasks_[size_t(current_)]->atomic_depth--;
 	held_pop(cls);
+	released(l, label);
 	wake(obj, cls);
 	point(label);
 }

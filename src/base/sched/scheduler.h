@@ -74,6 +74,14 @@ struct TlsSlot {
 };
 void register_tls_slot(TlsSlot);
 
+// Schedule coverage for the fuzzers (a libFuzzer extra counter per pair):
+// called with two label ids at every lock hand-off (the label where another
+// task last released the lock, the label where this one takes it) and at
+// every switch the strategy chose (where the running task stopped, where the
+// next one resumes). nullptr (the default): nothing is called.
+using PairHook = void (*)(uint32_t from_label, uint32_t to_label);
+void set_pair_hook(PairHook);
+
 class Scheduler {
 public:
 	explicit Scheduler(Strategy &);
@@ -135,6 +143,8 @@ private:
 	Lock &lock_of(const void *obj, const LockClass &);
 	void block_until(const std::function<bool()> &ready, const void *obj, const LockClass &, const Label &);
 	void wake(const void *obj, const LockClass &);
+	void taken(Lock &, const Label &);
+	void released(Lock &, const Label &);
 	void held_push(const LockClass &, const Label &, bool trylock, const LockClass *nest = nullptr);
 	void held_pop(const LockClass &);
 	int decide(const Label &, bool current_runnable);

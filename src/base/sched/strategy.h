@@ -12,12 +12,31 @@
 
 #include <cstdint>
 #include <map>
-#include <random>
 #include <vector>
 
 #include "base/sched/scheduler.h"
 
 namespace fl::sched {
+
+// The strategies' seeded generator (SplitMix64): one is seeded per schedule,
+// and seeding mt19937_64 (312 words) cost more than scheduling a small run.
+class SplitMix64 {
+public:
+	using result_type = uint64_t;
+	explicit SplitMix64(uint64_t seed) : s_(seed) {}
+	static constexpr result_type min() { return 0; }
+	static constexpr result_type max() { return ~result_type(0); }
+	result_type operator()()
+	{
+		uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		return z ^ (z >> 31);
+	}
+
+private:
+	uint64_t s_;
+};
 
 class DefaultStrategy final : public Strategy {
 public:
@@ -30,7 +49,7 @@ public:
 	int pick(const Decision &d) override;
 
 private:
-	std::mt19937_64 rng_;
+	SplitMix64 rng_;
 };
 
 class Pct final : public Strategy {
@@ -43,7 +62,7 @@ public:
 	int pick(const Decision &d) override;
 
 private:
-	std::mt19937_64 rng_;
+	SplitMix64 rng_;
 	int depth_;
 	uint64_t k_;
 	std::vector<int> prio_;             // per task; higher runs

@@ -92,6 +92,8 @@ private:
 		ScheduleOutcome o = run_schedule(p_, cfg_, s);
 		r_.schedules++;
 		r_.max_steps = std::max(r_.max_steps, o.sched.steps);
+		r_.decisions += o.decisions;
+		r_.switches += o.sched.switches;
 		last_steps_ = o.sched.steps;
 		if (!o.finding() || r_.finding)
 			return o.finding();

@@ -47,6 +47,7 @@ struct ExploreReport {
 	uint64_t bounded = 0, pct = 0, random = 0;  // schedules per strategy
 	bool bounded_exhausted = false;             // every schedule within the bound ran
 	uint64_t max_steps = 0;
+	uint64_t decisions = 0, switches = 0;       // summed over every schedule
 	double seconds = 0;
 	std::optional<Finding> finding;
 };

@@ -34,6 +34,18 @@ private:
 	uint64_t hash_ = 0;
 };
 
+// "syscall:<op>", where a thread enters an op (interned once per kind).
+const sched::Label &syscall_label(OpKind k)
+{
+	static std::vector<const sched::Label *> cache;
+	const size_t i = size_t(k);
+	if (cache.size() <= i)
+		cache.resize(i + 1);
+	if (!cache[i])
+		cache[i] = &sched::label_named(std::string("syscall:") + to_string(k));
+	return *cache[i];
+}
+
 Invariant invariant_of(sched::Outcome o, const std::string &report)
 {
 	switch (o) {
@@ -127,7 +139,7 @@ private:
 					const Op &op = p_.ops[i];
 					if (op.thread != t)
 						continue;
-					s.point(sched::label_named(std::string("syscall:") + to_string(op.kind)));
+					s.point(syscall_label(op.kind));
 					busy[size_t(t)] = true;
 					events[i - g_.begin] = e_.run_op(i);
 					ran[i - g_.begin] = true;

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Interleavings: RapidCheck generates a concurrent Program and a schedule
+// together (gen_concurrent_case), runs it once under the deterministic
+// scheduler, and asserts no finding (the machine's invariants, the ghost
+// invariant frozen_stable, lockdep, deadlock). On the fixed kernel (v2, v3,
+// both widths, anon and regular) it must hold; on a historical concurrency
+// level it must be falsified from scratch, and the shrunk counterexample,
+// written as a text Program with its label-anchored schedule, must replay
+// to the same violation.
+#include <iostream>
+#include <optional>
+
+#include "base/sched/strategy.h"
+#include "check/interleave/explore.h"
+#include "props/generators.h"
+#include "props/property.h"
+
+namespace fl::props {
+namespace {
+
+// The case as the text Program it replays as: the schedule the byte picks
+// took, as records, the configuration pinned.
+struct Ran {
+	interleave::ScheduleOutcome outcome;
+	Program program;
+};
+
+Ran run_case(const ConcurrentInput &in, const Config &cfg)
+{
+	sched::ByteSchedule s(in.schedule);
+	Ran r{interleave::run_schedule(in.program, cfg, s), in.program};
+	if (r.outcome.finding())
+		r.program = interleave::finding_program(in.program, cfg, r.outcome);
+	return r;
+}
+
+std::vector<Config> concurrent_configs()
+{
+	std::vector<Config> out;
+	for (Patch patch : {Patch::v2, Patch::v3})
+		for (Arch arch : {Arch::A32, Arch::A64})
+			for (Door door : {Door::anon, Door::regular})
+				out.push_back(Config{arch, patch, kPageShift, door, false});
+	return out;
+}
+
+class Interleave : public testing::TestWithParam<Config> {};
+
+TEST_P(Interleave, NoFinding)
+{
+	const Config cfg = GetParam();
+	check_property("interleave", cfg, [cfg] {
+		const ConcurrentInput in = *gen_concurrent_case();
+		dump_case("interleave", in.program, cfg);
+		Ran r = run_case(in, cfg);
+		FL_PROP_ASSERT(!r.outcome.finding(), r.program, cfg, "verdict: " + r.outcome.verdict());
+	});
+}
+
+INSTANTIATE_TEST_SUITE_P(Props, Interleave, testing::ValuesIn(concurrent_configs()), ConfigName());
+
+// Each historical level, from scratch with the run's RapidCheck settings
+// (RC_PARAMS): the property is falsified, and the smallest counterexample
+// RapidCheck shrank to replays from its text alone.
+class InterleaveHistoric : public testing::TestWithParam<Historic> {};
+
+TEST_P(InterleaveHistoric, FoundAndReplays)
+{
+	Config cfg{Arch::A64, Patch::v2, kPageShift, Door::anon, false};
+	cfg.historic = GetParam();
+	std::optional<Ran> last;  // the last failing case: the shrunk one
+	rc::detail::TestMetadata md;
+	md.id = std::string("InterleaveHistoric/") + to_string(cfg.historic);
+	md.description = md.id;
+	rc::detail::TestResult result = rc::detail::checkTestable(
+		[&] {
+			const ConcurrentInput in = *gen_concurrent_case();
+			dump_case("interleave_historic", in.program, cfg);
+			Ran r = run_case(in, cfg);
+			if (r.outcome.finding()) {
+				last = r;
+				RC_FAIL(r.outcome.verdict());
+			}
+		},
+		md);
+	rc::detail::FailureResult failure;
+	ASSERT_TRUE(result.match(failure)) << to_string(cfg.historic) << " was not found";
+	ASSERT_TRUE(last);
+	std::cout << to_string(cfg.historic) << ": falsified after " << failure.numSuccess + 1
+		  << " tests, shrunk to:\n"
+		  << format_program(last->program) << last->outcome.verdict() << "\n";
+	// The text alone (parsed back) replays to the same violation.
+	ParseResult parsed = parse_program(format_program(last->program));
+	ASSERT_TRUE(parsed.program) << parsed.error.str();
+	sched::Replay rep(interleave::records_of(*parsed.program));
+	interleave::ScheduleOutcome again = interleave::run_schedule(*parsed.program, cfg, rep);
+	EXPECT_EQ(again.verdict(), last->outcome.verdict());
+	EXPECT_EQ(again.sched.trace_hash, last->outcome.sched.trace_hash);
+}
+
+// freeze_mutex_2025 only: RapidCheck finds it in the first few cases (any
+// mmap). The other two need one switch at one exact step (toctou_2021: the
+// (delta 2, T1) pick out of ~100 between update and freeze on two threads),
+// which 2000 generated cases did not hit; the explorer and the fuzzer find them.
+INSTANTIATE_TEST_SUITE_P(Props, InterleaveHistoric, testing::Values(Historic::freeze_mutex_2025),
+			 [](const testing::TestParamInfo<Historic> &i) { return std::string(to_string(i.param)); });
+
+}  // namespace
+}  // namespace fl::props

@@ -484,13 +484,13 @@ rc::Gen<ConcurrentInput> gen_concurrent_case()
 {
 	return rc::gen::mapcat(gen_map_spec(), [](const MapSpec &spec) {
 		// Before the group: usually A mapped; sometimes anything.
-		auto before = rc::gen::weightedOneOf<Op>({{4, gen_plain_mmap(0)}, {1, gen_op(spec)}});
-		auto prefix = rc::gen::resize(3, rc::gen::container<std::vector<Op>>(before));
+		auto before = rc::gen::weightedOneOf<Step>({{4, step(gen_plain_mmap(0))}, {1, gen_op(spec)}});
+		auto prefix = rc::gen::resize(3, rc::gen::container<std::vector<Step>>(before));
 		auto group = rc::gen::resize(6, rc::gen::container<std::vector<Op>>(gen_concurrent_op()));
 		auto threads = rc::gen::container<std::vector<uint8_t>>(6, rc::gen::inRange<uint8_t>(0, 3));
 		auto picks = rc::gen::resize(8, rc::gen::container<std::vector<std::pair<uint32_t, uint8_t>>>(gen_pick()));
 		return rc::gen::apply(
-			[spec](std::vector<Op> ops, std::vector<Op> group, std::vector<uint8_t> thread,
+			[spec](std::vector<Step> ops, std::vector<Op> group, std::vector<uint8_t> thread,
 			       std::vector<std::pair<uint32_t, uint8_t>> schedule) {
 				// The group's threads; each thread stays in the process
 				// of its first op (as decode_concurrent does).
@@ -502,7 +502,7 @@ rc::Gen<ConcurrentInput> gen_concurrent_case()
 					if (pr < 0)
 						pr = op.proc;
 					op.proc = pr;
-					ops.push_back(op);
+					ops.push_back(Step{op});
 				}
 				return ConcurrentInput{build(spec, ops), std::move(schedule)};
 			},

@@ -334,7 +334,7 @@ uint32_t Decoder::index()
 	case 5: return last_index_;
 	// The element holding byte 2^32 of the data: its offset crosses (or
 	// starts at) 2^32, where a u32 offset computation would wrap.
-	case 6: return uint32_t(std::min<uint64_t>((uint64_t(1) << 32) / elem_, UINT32_MAX));
+	case 6: return elem_ ? uint32_t(std::min<uint64_t>((uint64_t(1) << 32) / elem_, UINT32_MAX)) : 0;
 	default: return 0;
 	}
 }

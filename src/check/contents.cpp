@@ -32,14 +32,19 @@ bool ContentsShadow::known(uint64_t off) const
 	return !all_unknown_ || known_.count(off);
 }
 
-void ContentsShadow::set(uint64_t off, uint8_t v)
+void ContentsShadow::learn(uint64_t off)
 {
-	bytes_[off / kChunk][off % kChunk] = v;
 	if (all_known())
 		return;
 	unknown_.erase(off);
 	if (all_unknown_)
 		known_.insert(off);
+}
+
+void ContentsShadow::set(uint64_t off, uint8_t v)
+{
+	bytes_[off / kChunk][off % kChunk] = v;
+	learn(off);
 }
 
 void ContentsShadow::kernel_write(uint64_t offset, const std::vector<uint8_t> &bytes)
@@ -145,33 +150,30 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 		if (value_size_ > 8) {
 			zero_range(base + 8, base + value_size_);
 			if (!all_known())
-				for (uint64_t off = base + 8; off < base + value_size_; off++) {
-					unknown_.erase(off);
-					if (all_unknown_)
-						known_.insert(off);
-				}
+				for (uint64_t off = base + 8; off < base + value_size_; off++)
+					learn(off);
 		}
 		return "";
 	}
 	case OpKind::lookup: {
 		const uint64_t base = uint64_t(op.index) * elem_;
-		if (!all_known()) {
-			for (uint64_t i = 0; i < ev.data.size(); i++) {
+		const size_t n = ev.data.size();
+		size_t i = 0;
+		if (all_known()) {  // a chunk at a time
+			i = first_difference(base, ev.data.data(), n);
+			checked_ += i < n ? i + 1 : i;  // up to the first mismatch
+		} else {  // a byte at a time: unknown bytes are learnt, not checked
+			for (; i < n; i++) {
 				if (!known(base + i)) {
 					set(base + i, ev.data[i]);
 					continue;
 				}
 				checked_++;
 				if (ev.data[i] != byte(base + i))
-					return "lookup idx=" + std::to_string(op.index) + " byte " + std::to_string(i) +
-					       " is " + std::to_string(ev.data[i]) + ", last written " +
-					       std::to_string(byte(base + i));
+					break;
 			}
-			return "";
 		}
-		const size_t i = first_difference(base, ev.data.data(), ev.data.size());
-		checked_ += i < ev.data.size() ? i + 1 : i;  // up to the first mismatch
-		if (i == ev.data.size())
+		if (i == n)
 			return "";
 		return "lookup idx=" + std::to_string(op.index) + " byte " + std::to_string(i) + " is " +
 		       std::to_string(ev.data[i]) + ", last written " + std::to_string(byte(base + i));

@@ -51,6 +51,7 @@ private:
 	uint8_t byte(uint64_t off) const;
 	bool known(uint64_t off) const;
 	bool all_known() const { return !all_unknown_ && unknown_.empty(); }
+	void learn(uint64_t off);  // `off` holds what the shadow says (after concurrent writes)
 	void set(uint64_t off, uint8_t v);
 	void zero_range(uint64_t from, uint64_t to);
 	// The first of `n` bytes at `off` that differs from `data`, or n.

@@ -21,9 +21,8 @@ constexpr int kMaxProcs = 64;
 // MAP_POPULATE faults in every page; keep that cheap for the model.
 constexpr uint64_t kMaxPopulatePages = 256;
 constexpr uint64_t kMaxMapPages = 16;
-// The 32-bit machine's RAM (sim/arch/machine_impl.cpp kTotalRam): smaller
-// maps are shrunk, bigger ones kept (they fail cheaply).
-constexpr uint64_t kMachineRam = uint64_t(1) << 30;
+// Maps below the 32-bit machine's RAM (sim/machine.h kMachineRam32) are
+// shrunk, bigger ones kept (they fail cheaply).
 // A mapping of a big map that would succeed with more pages than this is
 // cut to a window near its end: `pre`, the lockstep reference, inserts every
 // page at mmap, and a million PTEs per exec would stall the fuzzers. The
@@ -200,7 +199,7 @@ void Decoder::map_spec()
 	// on every mmap. Sizes past the machine's RAM stay: they fail cheaply.
 	uint64_t elem = (uint64_t(m.value_size) + 7) & ~uint64_t(7);
 	const uint64_t bytes = elem * m.max_entries;
-	if (!big && bytes > kMaxMapPages * kPage && bytes < kMachineRam) {
+	if (!big && bytes > kMaxMapPages * kPage && bytes < kMachineRam32) {
 		if (elem > kMaxMapPages * kPage) {
 			m.value_size = uint32_t(kMaxMapPages * kPage - m.value_size % 8);
 			elem = (uint64_t(m.value_size) + 7) & ~uint64_t(7);
@@ -211,7 +210,7 @@ void Decoder::map_spec()
 	// A map the 1 GiB machine refused stays refused (E2BIG: value_size
 	// past INT_MAX) on the 64 GiB one when its values are large: every
 	// update and lookup would copy value_size bytes.
-	if (!big && bytes >= kMachineRam && m.value_size > (1u << 20) && m.value_size <= 0x7fffffff)
+	if (!big && bytes >= kMachineRam32 && m.value_size > (1u << 20) && m.value_size <= 0x7fffffff)
 		m.value_size |= 0x80000000u;
 
 	// At most (2^32 - 1) * 2^32: no overflow in 64 bits.

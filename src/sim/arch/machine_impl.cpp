@@ -21,7 +21,6 @@ constexpr Layout kLayout32 = {0xc0000000ull, 896ull << 20, 0xf8800000ull, 0xff00
 // RAM: 1 GiB on i386 (its vmalloc space is smaller anyway); 64 GiB on
 // x86_64, so that maps with more than 4 GiB of data can be created (their
 // pages are sparse: free until touched).
-constexpr u64 kTotalRam32 = kMachineRam32, kTotalRam64 = kMachineRam64;
 constexpr u64 kNeighbourPages = 4;
 
 // A syscall's return register: an address/count, or -errno in the top page.
@@ -59,7 +58,7 @@ MachineImpl::MachineImpl(const Config &cfg) : cfg_(cfg)
 	kg_.direct_map_end = (ulong)(l.page_offset + l.lowmem_bytes);
 	kg_.vmalloc_start = (ulong)l.vmalloc_start;
 	kg_.vmalloc_end = (ulong)l.vmalloc_end;
-	kg_.totalram_pages = (cfg.arch == Arch::A32 ? kTotalRam32 : kTotalRam64) >> cfg.page_shift;
+	kg_.totalram_pages = (cfg.arch == Arch::A32 ? kMachineRam32 : kMachineRam64) >> cfg.page_shift;
 
 	register_sched_tls();
 	Enter e(this);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# faultline kernels build [--arch x86_64|i386|both] [--patch FILE]...
+# faultline kernels build [--kernel 6.12|6.1] [--arch x86_64|i386|both] [--patch FILE]...
 #
-# Builds Debian's linux-source-6.1 for the guest, stock or with a patch
-# series, and prints the bzImage path of each requested arch on stdout.
+# Builds Debian's linux-source-6.12 (or, with --kernel 6.1, linux-source-6.1)
+# for the guest, stock or with a patch series, and prints the bzImage path of
+# each requested arch on stdout.
 # Cache: $FAULTLINE_CACHE/kernels/<debian version>/<key>/out-<arch>, where
 # key is "stock" or the patch hash, each suffixed with a hash of the config
 # and the compat layer. Trees for patched kernels are hard-linked copies of the
@@ -18,9 +19,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$KERNELS_DIR/config.sh"
 source "$KERNELS_DIR/series_check.sh"
-tarball=${FAULTLINE_KSRC_TARBALL:-/usr/src/$KSRC_PKG.tar.xz}
-compat=${FAULTLINE_KCOMPAT_DIR:-$KERNELS_DIR/compat}
-
 arches=(x86_64)
 patches=()
 while [ $# -gt 0 ]; do
@@ -31,9 +29,12 @@ while [ $# -gt 0 ]; do
 	--patch) [ $# -ge 2 ] || kdie "--patch needs a file"
 		[ -r "$2" ] || kdie "cannot read patch file '$2'"
 		patches+=("$(readlink -f "$2")"); shift 2;;
+	--kernel) [ $# -ge 2 ] || kdie "--kernel needs a value"; kernel_series "$2"; shift 2;;
 	*) kdie "unknown build option '$1'";;
 	esac
 done
+tarball=${FAULTLINE_KSRC_TARBALL:-/usr/src/$KSRC_PKG.tar.xz}
+compat=${FAULTLINE_KCOMPAT_DIR:-$KCOMPAT_DIR}
 
 ver=$(kernel_version)
 [ -n "$ver" ] || kdie "$KSRC_PKG is not installed"
@@ -84,8 +85,7 @@ if [ "$key" != stock ] && [ ! -f "$tree/.faultline-tree" ]; then
 		[ -e "$tree.tmp/$f" ] && cp --remove-destination "$stock/$f" "$tree.tmp/$f"
 	done
 	cp "$series" "$tree.tmp/faultline-series.diff"
-	# Fuzz 1: the seed's bpf.h hunk has one trailing context line from 6.9+.
-	patch -d "$tree.tmp" -p1 -F1 --no-backup-if-mismatch <"$series" >&2 ||
+	patch -d "$tree.tmp" -p1 -F"$KPATCH_FUZZ" --no-backup-if-mismatch <"$series" >&2 ||
 		kdie "the series does not apply to $KSRC_PKG $ver (see above)"
 	touch "$tree.tmp/.faultline-tree"
 	rm -rf "$tree" && mv "$tree.tmp" "$tree"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# faultline kernels diff --patch FILE... [--arch x86_64|i386|both] [--count N] [--seed S]
+# faultline kernels diff --patch FILE... [--kernel 6.12|6.1] [--arch x86_64|i386|both] [--count N] [--seed S]
 #                        [--batch N] [FILE...]
 #
 # A series checked the day it is posted, before anyone ports it: the stock
@@ -24,6 +24,7 @@ while [ $# -gt 0 ]; do
 		patches+=(--patch "$2"); shift 2;;
 	--count|--seed|--batch) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || kdie "$1 needs a number"
 		declare "${1#--}=$2"; shift 2;;
+	--kernel) [ $# -ge 2 ] || kdie "--kernel needs a value"; kernel_series "$2"; shift 2;;
 	-h|--help) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
 	--*) kdie "unknown diff option '$1'";;
 	*) [ -r "$1" ] || kdie "cannot read Program '$1'"; files+=("$1"); shift;;
@@ -35,7 +36,7 @@ if [ ${#files[@]} -eq 0 ]; then
 	mapfile -t files < <("$root/tools/corpus_files.sh" "$root")
 	files=("${files[@]/#/$root/}")
 fi
-klog "kernels diff: ${#files[@]} Program files + $count random (--seed $seed)"
+klog "kernels diff on $KSRC_PKG: ${#files[@]} Program files + $count random (--seed $seed)"
 
 tool=$(kernels_tool)
 work=$(mktemp -d)
@@ -47,7 +48,7 @@ for arch in "${arches[@]}"; do
 	patched=$("$KERNELS_DIR/build.sh" --arch "$arch" "${patches[@]}" | tail -1)
 	runner=$("$KERNELS_DIR/runner.sh" "$arch" "$root/build/kernels")
 	stage=$work/$arch
-	"$tool" stage --arch $bits --patch any --out "$stage" --count "$count" --seed "$seed" "${files[@]}" >&2
+	"$tool" stage --release "$FAULTLINE_KERNEL" --arch $bits --patch any --out "$stage" --count "$count" --seed "$seed" "${files[@]}" >&2
 	boot_staged "$arch" "$stock" "$runner" "$stage" "$stage/stock.log" "$batch" "$arch stock"
 	boot_staged "$arch" "$patched" "$runner" "$stage" "$stage/patched.log" "$batch" "$arch patched"
 	klog "$arch: stock $(basename "${stock%/out-*}") vs patched $(basename "${patched%/out-*}")"

@@ -4,14 +4,29 @@
 
 KERNELS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KCACHE=${FAULTLINE_CACHE:-$HOME/.cache/faultline}/kernels
-KSRC_PKG=linux-source-6.1
-KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 bc bison flex libelf-dev libssl-dev cpio
-	xz-utils gcc-multilib g++-multilib ccache make patch python3)
+KERNEL_SERIES_KNOWN=(6.12 6.1)
+
+# kernel_series 6.12|6.1: which Debian linux-source package the guests are
+# built from (6.12, the default, or 6.1). Sets KSRC_PKG, the compat layer
+# (compat/<series>/) and the fuzz the series is applied with; exported so the
+# scripts run.sh and diff.sh call (build.sh) build the same kernel.
+kernel_series() {
+	case "$1" in 6.12|6.1) ;; *) kdie "unknown --kernel '$1' (${KERNEL_SERIES_KNOWN[*]})";; esac
+	export FAULTLINE_KERNEL=$1
+	KSRC_PKG=linux-source-$1
+	KCOMPAT_DIR=$KERNELS_DIR/compat/$1
+	# 6.1 only: the seed's bpf.h hunk has a trailing context line from 6.9+.
+	KPATCH_FUZZ=0
+	[ "$1" = 6.1 ] && KPATCH_FUZZ=1
+	KERNEL_PACKAGES=("$KSRC_PKG" qemu-system-x86 bc bison flex libelf-dev libssl-dev cpio
+		xz-utils gcc-multilib g++-multilib ccache make patch python3)
+}
+kernel_series "${FAULTLINE_KERNEL:-6.12}"
 
 klog() { printf '[kernels] %s\n' "$*" >&2; }
 kdie() { printf '[kernels] %s\n' "$*" >&2; exit 2; }
 
-# The Debian version of the kernel source, e.g. 6.1.192-3 (it moves with
+# The Debian version of the kernel source, e.g. 6.12.117-1~deb12u1 (it moves with
 # security updates, so it names the cache folder and every recorded trace).
 kernel_version() { echo "${FAULTLINE_KVERSION:-$(dpkg-query -W -f='${Version}' "$KSRC_PKG" 2>/dev/null)}"; }
 

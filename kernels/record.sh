@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# faultline kernels record [--only ARCH-KERNEL]...
+# faultline kernels record [--kernel 6.12|6.1] [--only ARCH-KERNEL]...
 #
-# Refreshes corpora/kernel-traces/<arch>-<kernel>/ from real guests: every
+# Refreshes corpora/kernel-traces/<6.12|6.1>/<arch>-<kernel>/ from real guests: every
 # corpus Program on x86_64 and i386, stock (pre) and v2 (patches/v2.diff,
 # the seed's kernel hunks), and v1 (patches/v1.diff) on i386, where v1's
 # 32-bit wrap lives. The test suite then compares the port with these
@@ -18,6 +18,7 @@ while [ $# -gt 0 ]; do
 	--only) [ $# -ge 2 ] || kdie "--only needs one of: ${all[*]}"
 		[[ " ${all[*]} " == *" $2 "* ]] || kdie "unknown kernel '$2' (one of: ${all[*]})"
 		only+=("$2"); shift 2;;
+	--kernel) [ $# -ge 2 ] || kdie "--kernel needs a value"; kernel_series "$2"; shift 2;;
 	*) kdie "unknown record option '$1'";;
 	esac
 done

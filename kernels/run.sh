@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# faultline kernels run [--arch x86_64|i386|both] [--patch FILE]... [--level pre|v1|v2]
+# faultline kernels run [--kernel 6.12|6.1] [--arch x86_64|i386|both] [--patch FILE]... [--level pre|v1|v2]
 #                       [--count N] [--seed S] [--batch N] [--record] [FILE...]
 #
 # Builds (or takes from the cache) the kernel, builds the static runner,
@@ -9,7 +9,7 @@
 # with the port at the matching level (stock -> pre; a series -> --level,
 # default v2), width (i386 -> 32) and door anon. Exit 1 on any disagreement.
 # --record also writes corpus Programs' guest traces to
-# corpora/kernel-traces/<arch>-<stock|level>/ (what `kernels record` does).
+# corpora/kernel-traces/<6.12|6.1>/<arch>-<stock|level>/ (what `kernels record` does).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$(dirname "$KERNELS_DIR")
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
 	--count|--seed|--batch) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || kdie "$1 needs a number"
 		declare "${1#--}=$2"; shift 2;;
 	--record) record=1; shift;;
+	--kernel) [ $# -ge 2 ] || kdie "--kernel needs a value"; kernel_series "$2"; shift 2;;
 	--*) kdie "unknown run option '$1'";;
 	*) [ -r "$1" ] || kdie "cannot read Program '$1'"; files+=("$1"); shift;;
 	esac
@@ -52,19 +53,19 @@ for arch in "${arches[@]}"; do
 	image=$("$KERNELS_DIR/build.sh" --arch "$arch" "${patches[@]}" | tail -1)
 	runner=$("$KERNELS_DIR/runner.sh" "$arch" "$root/build/kernels")
 	stage=$work/$arch
-	"$tool" stage --arch $bits --patch "$level" --out "$stage" --count "$count" --seed "$seed" "${files[@]}" >&2
+	"$tool" stage --release "$FAULTLINE_KERNEL" --arch $bits --patch "$level" --out "$stage" --count "$count" --seed "$seed" "${files[@]}" >&2
 	boot_staged "$arch" "$image" "$runner" "$stage" "$stage/console.log" "$batch" "$arch $kname"
 	rec=()
 	if [ $record = 1 ]; then
-		out=$root/corpora/kernel-traces/$arch-$kname
+		out=$root/corpora/kernel-traces/$FAULTLINE_KERNEL/$arch-$kname
 		rm -rf "$out" && mkdir -p "$out"
 		# The tree is <stock|patch sha256 prefix>-<config and compat hash>.
 		tree=$(basename "${image%/out-*}")
-		desc="linux-source-6.1 $(kernel_version) $arch, tree $tree"
+		desc="$KSRC_PKG $(kernel_version) $arch, tree $tree"
 		printf '# kernel: %s\n# arch: %s\n# level: %s\n' "$desc" $bits "$level" >"$out/KERNEL"
 		rec=(--record "$out" --kernel "$desc")
 	fi
-	"$tool" compare "$stage" "$stage/console.log" "${rec[@]}" || status=1
+	"$tool" compare --release "$FAULTLINE_KERNEL" "$stage" "$stage/console.log" "${rec[@]}" || status=1
 	[ -n "${FAULTLINE_KEEP_CONSOLE:-}" ] && cp "$stage/console.log" "$FAULTLINE_KEEP_CONSOLE.$arch"
 done
 exit $status

@@ -1,16 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "guest_config.h"
 
+#include <cctype>
+#include <cstdio>
 #include <sstream>
 #include <vector>
 
-
 namespace fl::kernels {
 
-std::optional<Config> guest_config(const Program &p, Arch arch, Patch patch)
+std::optional<GuestKernel> parse_guest_kernel(const std::string &text)
 {
-	/* BPF_MAP_TYPE_ARENA arrived in 6.9: Debian's 6.1 guests have no arena map */
-	if (p.map.map_type == uapi::BPF_MAP_TYPE_ARENA)
+	for (size_t i = 0; i < text.size(); i++) {
+		int major = 0, minor = 0, used = 0;
+		if ((i == 0 || !std::isdigit((unsigned char)text[i - 1])) &&
+		    std::sscanf(text.c_str() + i, "%d.%d%n", &major, &minor, &used) == 2 && major > 0)
+			return GuestKernel{major, minor};
+	}
+	return std::nullopt;
+}
+
+std::string to_string(GuestKernel k)
+{
+	return std::to_string(k.major) + "." + std::to_string(k.minor);
+}
+
+std::optional<Config> guest_config(const Program &p, Arch arch, Patch patch, GuestKernel k)
+{
+	/* BPF_MAP_TYPE_ARENA arrived in 6.9, and kernel/bpf/Makefile builds arena.o only with CONFIG_64BIT */
+	if (p.map.map_type == uapi::BPF_MAP_TYPE_ARENA && (k < GuestKernel{6, 9} || arch != Arch::A64))
 		return std::nullopt;
 	Config c;
 	c.arch = arch;

@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // faultline-kernels: the host side of `faultline kernels run|record`.
 //
-//   stage --arch 32|64 --patch pre|v1|v2 --out DIR [--count N --seed S] [FILE...]
+//   stage --arch 32|64 --patch pre|v1|v2 --out DIR [--release 6.12|6.1] [--count N --seed S] [FILE...]
 //       writes the Programs this kernel can answer for to DIR/p (b-* run as
 //       root, m-* without CAP_PERFMON) and DIR/index.tsv; random Programs are
 //       decode_program() of seeded bytes, the fuzzers' own vocabulary.
-//   compare DIR CONSOLE [--record OUT --kernel TEXT]
+//   compare DIR CONSOLE [--release 6.12|6.1] [--record OUT --kernel TEXT]
 //       compares each guest trace in CONSOLE with the port; prints every
 //       disagreement as the Program cut after its first differing op, with
 //       both traces; exit 1 on any. --record writes corpus Programs' guest
-//       traces to OUT/<path under corpora>.trace.
+//       traces to OUT/<path under corpora>.trace. --release (default 6.12)
+//       names the guest kernel: which documented differences it still has.
 //   diff DIR STOCK_CONSOLE PATCHED_CONSOLE
 //       compares each Program's stock and patched guest traces directly (no
 //       port): only the documented eager/lazy differences are allowed, each
 //       named when used (eager_lazy.h); exit 1 on any other difference, or a
 //       Program the patched kernel did not get to. Stage with --patch any.
 //   check-recorded CORPORA
-//       replays CORPORA/kernel-traces/*/**.trace against the port (exit 1 on
+//       replays CORPORA/kernel-traces/<release>/<kernel>/**.trace against the port (exit 1 on
 //       a disagreement) and flags corpus Programs with no recorded trace
 //       (exit 77, ctest's skip code, when that is the only finding).
 #include <algorithm>
@@ -34,9 +35,9 @@
 #include "check/program_text.h"
 #include "check/trace_text.h"
 #include "console.h"
-#include "differences_61.h"
 #include "eager_lazy.h"
 #include "guest_config.h"
+#include "guest_differences.h"
 #include "stock_look.h"
 #include "oracle/oracle.h"
 
@@ -146,6 +147,14 @@ Args split_args(const std::vector<std::string> &a, const std::vector<std::string
 	return r;
 }
 
+GuestKernel release_arg(const Args &args)
+{
+	auto k = parse_guest_kernel(args.get("--release", "6.12"));
+	if (!k)
+		throw Usage("bad --release '" + args.get("--release") + "' (6.12 or 6.1)");
+	return *k;
+}
+
 uint64_t to_u64(const std::string &s, const std::string &what)
 {
 	char *end = nullptr;
@@ -158,7 +167,8 @@ uint64_t to_u64(const std::string &s, const std::string &what)
 
 int stage_main(const std::vector<std::string> &a)
 {
-	Args args = split_args(a, {"--arch", "--patch", "--out", "--count", "--seed"});
+	Args args = split_args(a, {"--arch", "--patch", "--out", "--count", "--seed", "--release"});
+	const GuestKernel release = release_arg(args);
 	auto arch = parse_arch(args.get("--arch"));
 	// "any": for `kernels diff`, which compares two kernels, not a level: a
 	// Program's pinned level does not exclude it (its other pins do).
@@ -177,7 +187,7 @@ int stage_main(const std::vector<std::string> &a)
 		Program unpinned = p;
 		if (any_level)
 			unpinned.header.patch.reset();
-		auto c = guest_config(unpinned, *arch, *patch);
+		auto c = guest_config(unpinned, *arch, *patch, release);
 		if (!c) {
 			excluded++;
 			return;
@@ -204,9 +214,9 @@ enum class Outcome { agree, differs, disagree };
 // Compares one guest trace with the port's through the oracle's comparison
 // (src/oracle: host differences that are no port bug are normalised; a
 // difference at an op outside the port's scope ends the comparison), then
-// the 6.1 differences (differences_61.h). Prints one line for a documented
-// difference, the full report for a disagreement.
-Outcome judge(const std::string &source, const Program &p, const Trace &guest, const Config &c);
+// the guest kernel's documented differences (guest_differences.h). Prints one
+// line for a documented difference, the full report for a disagreement.
+Outcome judge(GuestKernel k, const std::string &source, const Program &p, const Trace &guest, const Config &c);
 
 // One disagreement: the Program cut after its first differing op, both traces.
 void report(const std::string &source, Program p, const Trace &guest, const Trace &port, const Config &c)
@@ -226,7 +236,7 @@ void report(const std::string &source, Program p, const Trace &guest, const Trac
 		std::printf("   %2zu  %s\n", i + 1, format_event(p, p.ops[i], port.events[i]).c_str());
 }
 
-Outcome judge(const std::string &source, const Program &p, const Trace &guest, const Config &c)
+Outcome judge(GuestKernel k, const std::string &source, const Program &p, const Trace &guest, const Config &c)
 {
 	oracle::Scope scope;
 	Trace port = oracle::run_port(p, c, &scope);
@@ -240,14 +250,15 @@ Outcome judge(const std::string &source, const Program &p, const Trace &guest, c
 	}
 	size_t i = cmp.op;
 	if (i != oracle::Comparison::kMapCreate && i < p.ops.size() && i < guest.events.size() && i < port.events.size())
-		if (const Difference61 *d = classify_61(p, c, p.ops[i], guest.events[i], port.events[i])) {
-			std::printf("-- differs by 6.1 difference %s at op %zu: %s\n", d->name, i + 1, source.c_str());
+		if (const GuestDifference *d = classify_guest(k, p, c, p.ops[i], guest.events[i], port.events[i])) {
+			std::printf("-- differs by %s difference %s at op %zu: %s\n", to_string(k).c_str(), d->name, i + 1,
+				    source.c_str());
 			return Outcome::differs;
 		}
 	size_t at = 0;
-	if (const Difference61 *d = earlier_61(p, port, std::min(i, p.ops.size()), &at)) {
-		std::printf("-- differs by 6.1 difference %s at op %zu (seen at op %zu): %s\n", d->name, at + 1, i + 1,
-			    source.c_str());
+	if (const GuestDifference *d = earlier_guest(k, p, port, std::min(i, p.ops.size()), &at)) {
+		std::printf("-- differs by %s difference %s at op %zu (seen at op %zu): %s\n", to_string(k).c_str(), d->name,
+			    at + 1, i + 1, source.c_str());
 		return Outcome::differs;
 	}
 	report(source, p, guest, port, c);
@@ -256,7 +267,8 @@ Outcome judge(const std::string &source, const Program &p, const Trace &guest, c
 
 int compare_main(const std::vector<std::string> &a)
 {
-	Args args = split_args(a, {"--record", "--kernel"});
+	Args args = split_args(a, {"--record", "--kernel", "--release"});
+	const GuestKernel release = release_arg(args);
 	if (args.pos.size() != 2)
 		throw Usage("compare needs DIR (from stage) and the CONSOLE log");
 	const fs::path dir = args.pos[0];
@@ -290,7 +302,7 @@ int compare_main(const std::vector<std::string> &a)
 			continue;
 		}
 		stock_look.add(c, *g.trace);
-		switch (judge(source, p, *g.trace, c)) {
+		switch (judge(release, source, p, *g.trace, c)) {
 		case Outcome::agree: agree++; break;
 		case Outcome::differs: differs++; break;
 		case Outcome::disagree: disagree++; break;
@@ -426,30 +438,37 @@ int check_recorded_main(const std::vector<std::string> &a)
 			programs.push_back(e.path());
 	}
 	size_t agree = 0, disagree = 0, differs = 0, not_run = 0, unrecorded = 0;
-	for (const auto &k : fs::directory_iterator(traces)) {
-		if (!k.is_directory())
-			continue;
-		std::string base = slurp((k.path() / "KERNEL").string());
+	// One folder per recorded kernel, kernel-traces/<release>/<arch>-<kernel>/, named by its KERNEL file.
+	std::vector<fs::path> kernels;
+	for (const auto &e : fs::recursive_directory_iterator(traces))
+		if (e.path().filename() == "KERNEL")
+			kernels.push_back(e.path().parent_path());
+	std::sort(kernels.begin(), kernels.end());
+	for (const fs::path &k : kernels) {
+		std::string base = slurp((k / "KERNEL").string());
 		auto arch = parse_arch(header_value(base, "arch"));
 		auto patch = parse_patch(header_value(base, "level"));
-		if (!arch || !patch)
-			throw Usage((k.path() / "KERNEL").string() + ": needs '# arch: 32|64' and '# level: PATCH'");
+		auto release = parse_guest_kernel(header_value(base, "kernel"));
+		if (!arch || !patch || !release)
+			throw Usage((k / "KERNEL").string() +
+				    ": needs '# kernel: linux-source-N.M ...', '# arch: 32|64' and '# level: PATCH'");
+		const std::string kname = fs::relative(k, traces).string();
 		for (const fs::path &prog : programs) {
 			std::string rel = fs::relative(prog, corpora).replace_extension("").string();
 			Program p = parse_or_throw(slurp(prog.string()), prog.string());
-			auto c = guest_config(p, *arch, *patch);
+			auto c = guest_config(p, *arch, *patch, *release);
 			if (!c)
 				continue;
-			fs::path tf = k.path() / (rel + ".trace");
+			fs::path tf = k / (rel + ".trace");
 			if (!fs::exists(tf)) {
-				std::printf("-- no recorded trace: %s on %s\n", rel.c_str(), k.path().filename().c_str());
+				std::printf("-- no recorded trace: %s on %s\n", rel.c_str(), kname.c_str());
 				unrecorded++;
 				continue;
 			}
 			std::string text = slurp(tf.string());
 			if (header_value(text, "program-hash") != program_hash(p)) {
 				std::printf("-- stale recorded trace (the Program changed): %s on %s\n", rel.c_str(),
-					    k.path().filename().c_str());
+					    kname.c_str());
 				unrecorded++;
 				continue;
 			}
@@ -461,7 +480,7 @@ int check_recorded_main(const std::vector<std::string> &a)
 			auto guest = read_trace(text, &err);
 			if (!guest)
 				throw Usage(tf.string() + ": " + err);
-			switch (judge(tf.string(), p, *guest, *c)) {
+			switch (judge(*release, tf.string(), p, *guest, *c)) {
 			case Outcome::agree: agree++; break;
 			case Outcome::differs: differs++; break;
 			case Outcome::disagree: disagree++; break;

@@ -6,7 +6,7 @@
 
 #include "check/trace_text.h"
 #include "console.h"
-#include "differences_61.h"
+#include "guest_differences.h"
 #include "guest_config.h"
 #include "stock_look.h"
 
@@ -59,22 +59,37 @@ TEST(GuestConfig, NamesRoundTripAndBadNamesAreRefused)
 	EXPECT_FALSE(parse_config_name("v2/32/4k/anon/mask").has_value());
 }
 
+constexpr GuestKernel k61{6, 1}, k612{6, 12};
+
 TEST(GuestConfig, TheGuestIsFourKAnonAndRootBypassesUnlessTheProgramPins)
 {
 	Program p;
-	auto c = guest_config(p, Arch::A64, Patch::v2);
+	auto c = guest_config(p, Arch::A64, Patch::v2, k612);
 	ASSERT_TRUE(c.has_value());
 	EXPECT_EQ(c->name(), "v2/arch64/4k/anon/bypass");
 	p.header.bypass_spec_v1 = false;
-	EXPECT_EQ(guest_config(p, Arch::A64, Patch::v2)->name(), "v2/arch64/4k/anon/mask");
+	EXPECT_EQ(guest_config(p, Arch::A64, Patch::v2, k612)->name(), "v2/arch64/4k/anon/mask");
 	p.header.door = Door::direct;
-	EXPECT_FALSE(guest_config(p, Arch::A64, Patch::v2).has_value());
+	EXPECT_FALSE(guest_config(p, Arch::A64, Patch::v2, k612).has_value());
 	p.header.door.reset();
 	p.header.arch = Arch::A64;
-	EXPECT_FALSE(guest_config(p, Arch::A32, Patch::pre).has_value());
+	EXPECT_FALSE(guest_config(p, Arch::A32, Patch::pre, k612).has_value());
 	p.header.arch.reset();
-	p.map.map_type = uapi::BPF_MAP_TYPE_ARENA;  // 6.9+: not in the 6.1 guests
-	EXPECT_FALSE(guest_config(p, Arch::A64, Patch::pre).has_value());
+	p.map.map_type = uapi::BPF_MAP_TYPE_ARENA;  // 6.9+, and 64-bit only
+	EXPECT_TRUE(guest_config(p, Arch::A64, Patch::pre, k612).has_value());
+	EXPECT_FALSE(guest_config(p, Arch::A32, Patch::pre, k612).has_value());
+	EXPECT_FALSE(guest_config(p, Arch::A64, Patch::pre, k61).has_value());
+}
+
+TEST(GuestKernel, ReleasesParseFromTheOptionTheVersionAndTheRecordedLine)
+{
+	EXPECT_EQ(parse_guest_kernel("6.12"), k612);
+	EXPECT_EQ(parse_guest_kernel("6.12.117-1~deb12u1"), k612);
+	EXPECT_EQ(parse_guest_kernel("linux-source-6.1 6.1.192-3 x86_64, tree stock-7b72bc63"), k61);
+	EXPECT_FALSE(parse_guest_kernel("linux-source").has_value());
+	EXPECT_FALSE(parse_guest_kernel("").has_value());
+	EXPECT_LT(k61, k612);
+	EXPECT_EQ(to_string(k612), "6.12");
 }
 
 Event ret(int64_t r) { return Event{r, 0, {}, ""}; }
@@ -98,54 +113,69 @@ TEST(StockLook, APatchedKernelWhoseEveryMappingIsMixedLooksStock)
 	EXPECT_FALSE(StockLook{}.looks_stock());
 }
 
-TEST(Differences61, EachMatchesOnlyItsOwnShape)
+TEST(GuestDifferences, EachMatchesOnlyItsOwnShape)
 {
 	Program p;
 	Config c64{Arch::A64, Patch::v2, 12, Door::anon, true}, c32 = c64;
 	c32.arch = Arch::A32;
 	Op freeze{OpKind::freeze};
-	ASSERT_NE(classify_61(p, c64, freeze, ret(-EBUSY), ret(-EPERM)), nullptr);
-	EXPECT_STREQ(classify_61(p, c64, freeze, ret(-EBUSY), ret(-EPERM))->name, "freeze_perm");
-	EXPECT_EQ(classify_61(p, c64, freeze, ret(0), ret(-EPERM)), nullptr);  // only a read-only fd succeeds
+	ASSERT_NE(classify_guest(k61, p, c64, freeze, ret(-EBUSY), ret(-EPERM)), nullptr);
+	EXPECT_STREQ(classify_guest(k61, p, c64, freeze, ret(-EBUSY), ret(-EPERM))->name, "freeze_perm");
+	EXPECT_EQ(classify_guest(k61, p, c64, freeze, ret(0), ret(-EPERM)), nullptr);  // only a read-only fd succeeds
 	p.map.map_flags |= uapi::BPF_F_RDONLY;
-	EXPECT_NE(classify_61(p, c64, freeze, ret(0), ret(-EPERM)), nullptr);
-	EXPECT_EQ(classify_61(p, c64, freeze, ret(-EPERM), ret(0)), nullptr);  // the other way round is a bug
+	EXPECT_NE(classify_guest(k61, p, c64, freeze, ret(0), ret(-EPERM)), nullptr);
+	EXPECT_EQ(classify_guest(k61, p, c64, freeze, ret(-EPERM), ret(0)), nullptr);  // the other way round is a bug
 
 	Op mmap{OpKind::mmap};
 	mmap.prot = 4;  // PROT_EXEC
-	EXPECT_STREQ(classify_61(p, c64, mmap, ret(0), ret(-EPERM))->name, "anon_noexec");
+	EXPECT_STREQ(classify_guest(k61, p, c64, mmap, ret(0), ret(-EPERM))->name, "anon_noexec");
 	mmap.prot = 1;
-	EXPECT_EQ(classify_61(p, c64, mmap, ret(0), ret(-EPERM)), nullptr);
+	EXPECT_EQ(classify_guest(k61, p, c64, mmap, ret(0), ret(-EPERM)), nullptr);
 
 	Op big{OpKind::mmap};
 	big.len.value = 0xb0000000;
-	EXPECT_STREQ(classify_61(p, c32, big, ret(-ENOMEM), ret(-EINVAL))->name, "no_gap");
-	EXPECT_EQ(classify_61(p, c64, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);  // 64-bit always has the gap
+	EXPECT_STREQ(classify_guest(k61, p, c32, big, ret(-ENOMEM), ret(-EINVAL))->name, "no_gap");
+	EXPECT_EQ(classify_guest(k61, p, c64, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);  // 64-bit always has the gap
 	big.len.value = 0x1000000;
-	EXPECT_EQ(classify_61(p, c32, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);
+	EXPECT_EQ(classify_guest(k61, p, c32, big, ret(-ENOMEM), ret(-EINVAL)), nullptr);
 
 	Op mremap{OpKind::mremap};
-	EXPECT_STREQ(classify_61(p, c64, mremap, ret(-EFAULT), ret(-EINVAL))->name, "mremap_check_order");
-	EXPECT_EQ(classify_61(p, c64, mremap, ret(0), ret(-ENOMEM)), nullptr);
+	EXPECT_STREQ(classify_guest(k61, p, c64, mremap, ret(-EFAULT), ret(-EINVAL))->name, "mremap_check_order");
+	EXPECT_EQ(classify_guest(k61, p, c64, mremap, ret(0), ret(-ENOMEM)), nullptr);
 }
 
-// What earlier_61 blames for a difference seen at op `upto` of a Program whose
+TEST(GuestDifferences, EachAppliesOnlyToTheReleasesBeforeItsFix)
+{
+	Program p;
+	p.map.map_flags |= uapi::BPF_F_RDONLY;
+	Config c64{Arch::A64, Patch::v2, 12, Door::anon, true};
+	Op freeze{OpKind::freeze}, exec{OpKind::mmap}, mremap{OpKind::mremap};
+	exec.prot = 4;  // PROT_EXEC
+	EXPECT_EQ(classify_guest(k612, p, c64, freeze, ret(0), ret(-EPERM)), nullptr);  // 6.12 checks FMODE_CAN_WRITE
+	EXPECT_STREQ(classify_guest(k612, p, c64, exec, ret(0), ret(-EPERM))->name, "anon_noexec");  // 6.15
+	EXPECT_STREQ(classify_guest(k612, p, c64, mremap, ret(-EFAULT), ret(-EINVAL))->name, "mremap_check_order");
+	EXPECT_EQ(classify_guest(GuestKernel{6, 17}, p, c64, mremap, ret(-EFAULT), ret(-EINVAL)), nullptr);
+	for (const GuestDifference *d : guest_differences())
+		EXPECT_TRUE(d->gone_in.major == 0 || k61 < d->gone_in) << d->name;  // each one was seen on 6.1
+}
+
+// What earlier_guest blames (on guest kernel k) for a difference seen at op `upto` of a Program whose
 // op 1 is `op`, refused by the port with `r` (nullptr: nothing).
-const char *explained_by(const Op &op, int64_t r, size_t upto = 2)
+const char *explained_by(const Op &op, int64_t r, size_t upto = 2, GuestKernel k = k61)
 {
 	Program p;
 	p.ops = {Op{}, op, Op{}};
 	Trace port;
 	port.events = {ret(0), ret(r), ret(0)};
 	size_t at = 99;
-	const Difference61 *d = earlier_61(p, port, upto, &at);
+	const GuestDifference *d = earlier_guest(k, p, port, upto, &at);
 	if (d) {
 		EXPECT_EQ(at, 1u);
 	}
 	return d ? d->name : nullptr;
 }
 
-TEST(Differences61, AnEarlierRefusedExecMappingExplainsALaterDifference)
+TEST(GuestDifferences, AnEarlierRefusedExecMappingExplainsALaterDifference)
 {
 	Op exec{OpKind::mmap};
 	exec.prot = 7;  // rwx
@@ -154,17 +184,18 @@ TEST(Differences61, AnEarlierRefusedExecMappingExplainsALaterDifference)
 	EXPECT_EQ(explained_by(exec, -EINVAL), nullptr);
 }
 
-TEST(Differences61, ARefusedFixedMmapExplainsALaterDifference)
+TEST(GuestDifferences, ARefusedFixedMmapExplainsALaterDifference)
 {
 	Op fixed{OpKind::mmap};
 	fixed.has_at = true;
 	fixed.flags = uapi::MAP_SHARED | uapi::MAP_FIXED;
 	EXPECT_STREQ(explained_by(fixed, -EINVAL), "mmap_fixed_unmaps_first");
+	EXPECT_EQ(explained_by(fixed, -EINVAL, 2, k612), nullptr);  // 6.12 puts the old VMAs back
 	fixed.flags = uapi::MAP_SHARED;  // not MAP_FIXED: nothing was replaced
 	EXPECT_EQ(explained_by(fixed, -EINVAL), nullptr);
 }
 
-TEST(Differences61, AFailedFixedMoveExplainsALaterDifference)
+TEST(GuestDifferences, AFailedFixedMoveExplainsALaterDifference)
 {
 	Op move{OpKind::mremap};
 	move.flags = uapi::MREMAP_MAYMOVE | uapi::MREMAP_FIXED;

@@ -4,7 +4,7 @@
 #
 # Boots BZIMAGE under qemu-system-ARCH (TCG; this machine has no /dev/kvm)
 # with an initramfs holding INIT as /init (a static binary) and, if given,
-# DIR's files under /p. The serial console goes to stdout. INIT must end by
+# DIR's files under /p (*.repro executable: kernels repro). The serial console goes to stdout. INIT must end by
 # reboot(RB_AUTOBOOT) or by exiting (panic=-1): with -no-reboot either way
 # makes qemu exit 0. There is no ACPI, so RB_POWER_OFF would only halt.
 # Exit: qemu's status, 124 if TIMEOUT (default 600 s) ran out.
@@ -30,7 +30,11 @@ trap 'rm -rf "$work"' EXIT
 	echo "file /init $(readlink -f "$init") 755 0 0"
 	if [ -n "$dir" ]; then
 		echo "dir /p 755 0 0"
-		for f in "$dir"/*; do echo "file /p/$(basename "$f") $(readlink -f "$f") 644 0 0"; done
+		for f in "$dir"/*; do
+			mode=644
+			case "$f" in *.repro) mode=755 ;; esac
+			echo "file /p/$(basename "$f") $(readlink -f "$f") $mode 0 0"
+		done
 	fi
 } >"$work/list"
 "$gen" "$work/list" >"$work/initramfs.cpio"

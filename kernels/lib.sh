@@ -49,11 +49,14 @@ boot_staged() {
 	done
 }
 
-# The host tool (kernels/tool/), built in the default preset; prints its path.
-kernels_tool() {
+# A host tool built in the default preset; prints its path. kernels_tool:
+# kernels/tool/'s faultline-kernels; faultline_cli: the CLI (repro).
+built_tool() {
 	local root
 	root=$(dirname "$KERNELS_DIR")
-	(cd "$root" && cmake --preset default >/dev/null && cmake --build --preset default --target faultline-kernels >/dev/null) ||
-		kdie "could not build faultline-kernels"
-	echo "$root/build/default/kernels/faultline-kernels"
+	(cd "$root" && cmake --preset default >/dev/null && cmake --build --preset default --target "$1" >/dev/null) ||
+		kdie "could not build $1"
+	echo "$root/build/default/$2"
 }
+kernels_tool() { built_tool faultline-kernels kernels/faultline-kernels; }
+faultline_cli() { built_tool faultline-cli faultline-cli; }

@@ -8,6 +8,10 @@
 //	@@ end NAME               "error: ..." / "parse: ..." line)
 //	@@ done N
 //
+// A file NAME.repro is a static reproducer (`faultline repro`, kernels
+// repro.sh): it runs as a child with its stdout framed the same way, followed
+// by "@@ exit N" (its status) inside the frame; its stderr is dropped.
+//
 // Files named b-* run as root (bpf_bypass_spec_v1() is perfmon_capable(),
 // so root bypasses the Spectre-v1 masking); then the runner drops
 // CAP_SYS_ADMIN and CAP_PERFMON but keeps CAP_BPF and runs the m-* files, so
@@ -22,6 +26,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,8 +70,47 @@ bool drop_perfmon()
 	return syscall(SYS_capset, &hdr, data) == 0;
 }
 
+// A reproducer's stdout (its trace text) and exit status, inside its frame.
+// Its stderr (the verdict in words) is read and dropped: the console is one
+// stream, and the exit status says the same.
+void run_repro(const std::string &path)
+{
+	int out[2], err[2];
+	if (pipe(out) != 0 || pipe(err) != 0) {
+		std::printf("error: pipe failed\n");
+		return;
+	}
+	std::fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1), dup2(err[1], 2);
+		close(out[0]), close(out[1]), close(err[0]), close(err[1]);
+		execl(path.c_str(), path.c_str(), (char *)nullptr);
+		_exit(127);
+	}
+	close(out[1]), close(err[1]);
+	char buf[4096];
+	for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;)
+		std::fwrite(buf, 1, size_t(n), stdout);
+	while (read(err[0], buf, sizeof buf) > 0) {
+	}
+	close(out[0]), close(err[0]);
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		std::printf("error: could not run the reproducer\n");
+	else
+		std::printf("@@ exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
 void run_one(const std::string &dir, const std::string &name)
 {
+	if (name.size() > 6 && name.compare(name.size() - 6, 6, ".repro") == 0) {
+		std::printf("@@ begin %s\n", name.c_str());
+		run_repro(dir + "/" + name);
+		std::printf("@@ end %s\n", name.c_str());
+		std::fflush(stdout);
+		return;
+	}
 	std::string text;
 	if (FILE *f = std::fopen((dir + "/" + name).c_str(), "rb")) {
 		char buf[4096];

@@ -15,6 +15,7 @@ namespace fl::kernels {
 struct GuestResult {
 	std::optional<Trace> trace;  // set when the guest ran the Program
 	std::string note;            // otherwise: "skipped: ...", "unsupported: ...", "error: ..."
+	std::optional<int> exit;     // a reproducer's exit status ("@@ exit N")
 };
 
 struct Console {

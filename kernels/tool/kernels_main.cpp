@@ -16,6 +16,12 @@
 //       port): only the documented eager/lazy differences are allowed, each
 //       named when used (eager_lazy.h); exit 1 on any other difference, or a
 //       Program the patched kernel did not get to. Stage with --patch any.
+//   repro-compare DIR CONSOLE
+//       for every staged Program with a reproducer (DIR/p/NAME.repro, built by
+//       kernels/repro.sh), checks in the same guest run that the reproducer
+//       printed the runner's trace (or its reason) and exited 0 where that
+//       trace is the port's, 1 where it is not, 2 where neither could run it;
+//       exit 1 on any that does not.
 //   check-recorded CORPORA
 //       replays CORPORA/kernel-traces/<release>/<kernel>/**.trace against the port (exit 1 on
 //       a disagreement) and flags corpus Programs with no recorded trace
@@ -319,6 +325,58 @@ int compare_main(const std::vector<std::string> &a)
 	return disagree || missing ? 1 : 0;
 }
 
+int repro_compare_main(const std::vector<std::string> &a)
+{
+	Args args = split_args(a, {});
+	if (args.pos.size() != 2)
+		throw Usage("repro-compare needs DIR (from stage, with NAME.repro files) and the CONSOLE log");
+	const fs::path dir = args.pos[0];
+	Console con = parse_console(slurp(args.pos[1]));
+	std::istringstream index(slurp((dir / "index.tsv").string()));
+	size_t same = 0, differs = 0, both_refused = 0, failed = 0, without = 0;
+	for (std::string line; std::getline(index, line);) {
+		std::istringstream f(line);
+		std::string name, cname, source;
+		std::getline(f, name, '\t'), std::getline(f, cname, '\t'), std::getline(f, source);
+		const std::string repro = name.substr(0, name.rfind('.')) + ".repro";
+		if (!fs::exists(dir / "p" / repro)) {
+			without++;  // faultline repro refused it (repro.sh printed why)
+			continue;
+		}
+		auto runner = con.results.find(name), rep = con.results.find(repro);
+		if (runner == con.results.end() || rep == con.results.end()) {
+			std::printf("FAIL %s: the guest did not get to the %s\n", source.c_str(),
+				    runner == con.results.end() ? "runner" : "reproducer");
+			failed++;
+			continue;
+		}
+		const GuestResult &g = runner->second, &r = rep->second;
+		int want = 2;
+		bool printed_alike = g.trace ? r.trace && *r.trace == *g.trace : !r.trace && r.note == g.note;
+		if (g.trace) {
+			Program p = parse_or_throw(slurp((dir / "p" / name).string()), name);
+			Trace port = oracle::run_port(p, *parse_config_name(cname));
+			want = *g.trace == port ? 0 : 1;
+		}
+		if (!printed_alike || r.exit != want) {
+			std::printf("FAIL %s (%s): the reproducer exited %s (want %d) and printed %s the runner's\n-- runner:\n%s\n"
+				    "-- reproducer:\n%s\n",
+				    source.c_str(), cname.c_str(), r.exit ? std::to_string(*r.exit).c_str() : "?", want,
+				    printed_alike ? "the same trace as" : "another trace than",
+				    g.trace ? write_trace(*g.trace).c_str() : g.note.c_str(),
+				    r.trace ? write_trace(*r.trace).c_str() : r.note.c_str());
+			failed++;
+		} else {
+			(want == 0 ? same : want == 1 ? differs : both_refused)++;
+		}
+	}
+	std::printf("kernels repro: %zu reproducers printed the runner's trace and exited 0 (the port's trace), %zu "
+		    "printed it and exited 1 (not the port's: a documented difference), %zu stopped as the runner did, "
+		    "%zu FAILED; %zu Programs without a reproducer\n",
+		    same, differs, both_refused, failed, without);
+	return failed ? 1 : 0;
+}
+
 // One side of a diff: the trace, or why the guest did not run it.
 std::string side(const std::map<std::string, GuestResult> &results, const std::string &name, const Trace **trace)
 {
@@ -500,7 +558,7 @@ int check_recorded_main(const std::vector<std::string> &a)
 int main(int argc, char **argv)
 {
 	std::vector<std::string> args(argv + 1, argv + argc);
-	const char *usage = "usage: faultline-kernels stage|compare|diff|check-recorded ... (see kernels/README.md)\n";
+	const char *usage = "usage: faultline-kernels stage|compare|diff|repro-compare|check-recorded ... (see kernels/README.md)\n";
 	if (args.empty()) {
 		std::fputs(usage, stderr);
 		return 2;
@@ -514,6 +572,8 @@ int main(int argc, char **argv)
 			return compare_main(args);
 		if (cmd == "diff")
 			return diff_main(args);
+		if (cmd == "repro-compare")
+			return repro_compare_main(args);
 		if (cmd == "check-recorded")
 			return check_recorded_main(args);
 		throw Usage("unknown command '" + cmd + "'");

@@ -40,6 +40,17 @@ TEST(Console, FramesSurviveKernelNoiseEscapesAndCarriageReturns)
 	EXPECT_EQ(c.results["m-00001.fl"].note, "unsupported: the op reaches outside the region");
 }
 
+TEST(Console, AReproducersExitStatusIsKeptBesideItsTrace)
+{
+	std::string text = "@@ begin b-00000.repro\n" + write_trace(sample()) + "@@ exit 1\n@@ end b-00000.repro\n" +
+			   "@@ begin b-00000.fl\n" + write_trace(sample()) + "@@ end b-00000.fl\n";
+	Console c = parse_console(text);
+	ASSERT_TRUE(c.results["b-00000.repro"].trace.has_value());
+	EXPECT_EQ(*c.results["b-00000.repro"].trace, sample());
+	EXPECT_EQ(c.results["b-00000.repro"].exit, 1);
+	EXPECT_FALSE(c.results["b-00000.fl"].exit.has_value());
+}
+
 TEST(Console, AnUnfinishedRunHasNoResultForTheCutProgram)
 {
 	std::string text = "@@ begin b-00000.fl\n" + write_trace(sample()) + "@@ end b-00000.fl\n@@ begin b-00001.fl\ntrace ";

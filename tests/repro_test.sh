@@ -4,8 +4,8 @@
 # for x86_64 and i386 (in parallel), run the x86_64 ones
 # on this kernel and check each prints the host executor's trace and exits
 # 0 (repro_check). The i386 binaries cannot execve on this host (no IA-32
-# emulation): they are built and checked to be i386 ELF; `kernels run
-# --repro` runs them in the i386 guest. Then the verdict is not blind: a
+# emulation): they are built and checked to be i386 ELF; `kernels repro`
+# runs them in the i386 guest. Then the verdict is not blind: a
 # repro generated for v2 of a Program on which v2 and pre differ must exit 1.
 # Usage: repro_test.sh CLI REPRO_CHECK SOURCE_DIR WORK_DIR
 set -u

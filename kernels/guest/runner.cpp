@@ -143,7 +143,10 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "usage: %s DIR (as PID 1 in a guest: /p)\n", argv[0]);
 		return 2;
 	}
-	const std::string dir = argc == 2 ? argv[1] : "/p";
+	// As PID 1 the arguments are the kernel's: it hands init every boot
+	// parameter it does not know (i386 tinyconfig has no IO-APIC, so
+	// "no_timer_check" arrives as argv[1]).
+	const std::string dir = init ? "/p" : argv[1];
 	if (init)
 		mount("proc", "/proc", "proc", 0, nullptr);
 	std::printf("@@ start\n");

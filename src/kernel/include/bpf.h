@@ -97,11 +97,13 @@ extern const file_operations bpf_map_fops;
 void bpf_map_write_active_inc(bpf_map *map);
 void bpf_map_write_active_dec(bpf_map *map);
 bool bpf_map_write_active(bpf_map *map);
-// The bpf(2) commands, on a map file (NULL = bad fd -> -EBADF).
+// The bpf(2) commands: map_create hands back the new file (the caller
+// installs it: bpf_map_new_fd); the others take the map's fd, which they
+// hold (fdget/fdput) for the whole command.
 long map_create(bpf_attr_map_create *attr, file **filep);
-long map_update_elem(file *f, u32 key, const void *value, u64 flags);
-long map_lookup_elem(file *f, u32 key, void *value);
-long map_freeze(file *f);
+long map_update_elem(int ufd, u32 key, const void *value, u64 flags);
+long map_lookup_elem(int ufd, u32 key, void *value);
+long map_freeze(int ufd);
 void bpf_map_put(bpf_map *map);
 
 }  // namespace fl::FL_ARCH_NS

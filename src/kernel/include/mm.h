@@ -182,6 +182,35 @@ inline bool path_noexec(const file *f) { return f->f_inode->i_sb_iflags & SB_I_N
 inline file *get_file(file *f) { f->f_count++; return f; }
 void fput(file *f);
 
+// include/linux/fdtable.h (reduced): the open-file table. The harness has one,
+// shared by every process and every task it runs (a map fd opened before fork
+// stays open in both; its close is the harness's one close), so it is never
+// the single-user table that __fget_light may borrow from without a reference.
+// The table's file_lock is not modelled: pick_file and the lookup take no
+// scheduling point, so the explorer's schedules are what they were.
+constexpr unsigned int NR_OPEN_DEFAULT = BITS_PER_LONG;
+struct files_struct {
+	file *fd_array[NR_OPEN_DEFAULT] = {};
+};
+// include/linux/file.h: struct fd, what fdget hands out (FDPUT_FPUT: it holds
+// a reference that fdput drops).
+constexpr unsigned int FDPUT_FPUT = 1;
+struct fd {
+	struct file *file;
+	unsigned int flags;
+};
+// fs/file.c
+void fd_install(unsigned int fd, file *f);
+int close_fd(unsigned int fd);
+file *fget(unsigned int fd);
+struct fd fdget(unsigned int fd);
+// include/linux/file.h: fdput
+inline void fdput(struct fd f)
+{
+	if (f.flags & FDPUT_FPUT)
+		fput(f.file);
+}
+
 // include/linux/vmalloc.h: struct vm_struct flags.
 constexpr ulong VM_IOREMAP = 0x1, VM_ALLOC = 0x2, VM_MAP = 0x4, VM_USERMAP = 0x8,
 		VM_DMA_COHERENT = 0x10, VM_NO_GUARD = 0x40, VM_SPARSE = 0x1000;
@@ -218,6 +247,7 @@ struct kernel_globals {
 	std::unordered_map<ulong, std::unique_ptr<page>> direct_map;  // lowmem pages, by index
 	u64 totalram_pages = 0, vmalloc_pages_used = 0;
 	Stats *stats = nullptr;
+	files_struct files;  /* the harness's one fd table (see files_struct) */
 	/* KASAN: freed VMAs and pages stay here until the machine goes away,
 	 * so a use after free is reported (kasan_report) instead of crashing
 	 * the harness. */
@@ -264,6 +294,7 @@ ulong mm_get_unmapped_area(mm_struct *mm, file *f, ulong addr, ulong len, ulong 
 ulong do_mmap(file *f, ulong addr, ulong len, ulong prot, ulong flags, vm_flags_t vm_flags,
 	      ulong pgoff, ulong *populate);
 ulong vm_mmap_pgoff(file *f, ulong addr, ulong len, ulong prot, ulong flag, ulong pgoff);
+ulong ksys_mmap_pgoff(ulong addr, ulong len, ulong prot, ulong flags, ulong fd, ulong pgoff);
 int do_munmap(mm_struct *mm, ulong start, size_t len);
 int __vm_munmap(ulong start, size_t len);
 void exit_mmap(mm_struct *mm);

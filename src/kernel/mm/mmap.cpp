@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Port of mm/mmap.c (+ mm/util.c vm_mmap_pgoff): do_mmap with its checks in
-// order (including file_mmap_ok), mmap_region with the undo of a failed
-// f_op->mmap, get_unmapped_area (top-down), munmap and exit_mmap.
+// Port of mm/mmap.c (+ mm/util.c vm_mmap_pgoff): ksys_mmap_pgoff holding the
+// fd's file, do_mmap with its checks in order (including file_mmap_ok),
+// mmap_region with the undo of a failed f_op->mmap, get_unmapped_area
+// (top-down), munmap and exit_mmap.
 #include "mm.h"
 
 namespace fl::FL_ARCH_NS {
@@ -324,6 +325,29 @@ ulong vm_mmap_pgoff(file *f, ulong addr, ulong len, ulong prot, ulong flag, ulon
 		__mm_populate(ret, populate, 1);  /* mm_populate: errors ignored */
 	}
 	return ret;
+}
+
+/*
+ * mm/mmap.c: ksys_mmap_pgoff. The file is held from fget to fput, across
+ * vm_mmap_pgoff and its sleeps, so a concurrent close(2) cannot free it under
+ * do_mmap. No hugetlbfs in the port: is_file_hugepages() is false, and the
+ * MAP_HUGETLB branches are left out (the port ignores the flag, as before).
+ */
+ulong ksys_mmap_pgoff(ulong addr, ulong len, ulong prot, ulong flags, ulong fd, ulong pgoff)
+{
+	file *f = nullptr;
+	ulong retval;
+
+	if (!(flags & MAP_ANONYMOUS)) {
+		f = fget((unsigned int)fd);
+		if (!f)
+			return -EBADF;
+	}
+
+	retval = vm_mmap_pgoff(f, addr, len, prot, flags, pgoff);
+	if (f)
+		fput(f);
+	return retval;
 }
 
 // mm/mmap.c: do_munmap

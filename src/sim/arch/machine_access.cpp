@@ -161,15 +161,7 @@ int64_t MachineImpl::map_data_page_id(uint64_t data_page_index) const
 // a munmap may have freed the map before its front door forgot it).
 bool MachineImpl::map_live() const
 {
-	if (!array_)
-		return false;
-	if (map_file_)
-		return true;
-	for (auto &p : procs_)
-		for (vm_area_struct *vma : p->mm.mmap)
-			if (vma->vm_file == map_vm_file_)
-				return true;
-	return false;
+	return array_ && map_file_held();
 }
 
 uint64_t MachineImpl::map_writecnt() const

@@ -5,6 +5,7 @@
 #include "machine_impl.h"
 
 #include <cstring>
+#include <optional>
 
 namespace fl::FL_ARCH_NS {
 
@@ -84,7 +85,7 @@ MachineImpl::~MachineImpl()
 	for (size_t pid = 0; pid < procs_.size(); pid++)
 		if (procs_[pid]->alive)
 			exit((int)pid);
-	if (map_file_)
+	if (map_fd_file())
 		map_close();
 }
 
@@ -122,15 +123,24 @@ Violation MachineImpl::take_op_violation()
 	return v;
 }
 
-// The map struct is freed once neither the fd nor any VMA holds its file.
-void MachineImpl::forget_map_if_freed()
+// Does anything still hold the map's file: the fd table, a syscall in flight
+// on the fd, or a VMA? Its last fput (whoever drops it) frees it and the map.
+bool MachineImpl::map_file_held() const
 {
-	if (!map_vm_file_ || map_file_)
-		return;
+	if (map_fd_file() || fd_syscalls_)
+		return true;
 	for (auto &p : procs_)
 		for (vm_area_struct *vma : p->mm.mmap)
 			if (vma->vm_file == map_vm_file_)
-				return;
+				return true;
+	return false;
+}
+
+// The map struct is freed once nothing holds its file.
+void MachineImpl::forget_map_if_freed()
+{
+	if (!map_vm_file_ || map_file_held())
+		return;
 	map_vm_file_ = nullptr;
 	array_ = nullptr;
 	arena_ = nullptr;
@@ -154,10 +164,11 @@ int64_t MachineImpl::map_create(const MapSpec &spec)
 	long err = fl::FL_ARCH_NS::map_create(&attr, &f);
 	if (err)
 		return err;
-	map_file_ = map_vm_file_ = f;
+	fd_install(kMapFd, f);  /* bpf_map_new_fd: the table's reference */
+	map_vm_file_ = f;
 	if (static_cast<bpf_map *>(f->private_data)->map_type == BPF_MAP_TYPE_ARENA) {
 		arena_ = reinterpret_cast<bpf_arena *>(f->private_data);
-		return 3;
+		return kMapFd;
 	}
 	array_ = reinterpret_cast<bpf_array *>(f->private_data);
 	map_area_id_ = area_before;
@@ -165,26 +176,24 @@ int64_t MachineImpl::map_create(const MapSpec &spec)
 	visible_pages_ = PAGE_ALIGN((u64)array_->map.max_entries * array_->elem_size) >> PAGE_SHIFT;
 	/* and a neighbour above it */
 	add_neighbour_area();
-	return 3;  /* the fd number user space would most likely get */
+	return kMapFd;
 }
 
 int64_t MachineImpl::map_update(uint32_t index, const std::vector<uint8_t> &value, uint64_t flags)
 {
 	Enter e(this);
-	if (!map_file_)
-		return -EBADF;
+	FdSyscall held(this);
 	std::vector<uint8_t> buf(value);
 	buf.resize(array_ ? array_->map.value_size : 0);
-	return map_update_elem(map_file_, index, buf.data(), flags);
+	return map_update_elem(kMapFd, index, buf.data(), flags);
 }
 
 int64_t MachineImpl::map_lookup(uint32_t index, std::vector<uint8_t> *value)
 {
 	Enter e(this);
-	if (!map_file_)
-		return -EBADF;
+	FdSyscall held(this);
 	value->assign(array_ ? array_->map.value_size : 0, 0);
-	long err = map_lookup_elem(map_file_, index, value->data());
+	long err = map_lookup_elem(kMapFd, index, value->data());
 	if (err)
 		value->clear();
 	return err;
@@ -193,18 +202,20 @@ int64_t MachineImpl::map_lookup(uint32_t index, std::vector<uint8_t> *value)
 int64_t MachineImpl::map_freeze()
 {
 	Enter e(this);
-	if (!map_file_)
-		return -EBADF;
+	FdSyscall held(this);
+	file *f = map_fd_file();  /* a peek for the check below; the port takes its own reference */
+	if (!f)
+		return fl::FL_ARCH_NS::map_freeze(kMapFd);  /* -EBADF */
 	bool writable_live = false;
 	for (auto &p : procs_)
 		for (vm_area_struct *vma : p->mm.mmap)
 			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
 				writable_live = true;
 	if (arena_)  /* the arena's vm_ops never drop writecnt: freeze_iff is about arrays */
-		return fl::FL_ARCH_NS::map_freeze(map_file_);
+		return fl::FL_ARCH_NS::map_freeze(kMapFd);
 	bool was_frozen = array_->map.frozen;
-	bool fd_writable = map_file_->f_mode & FMODE_WRITE;
-	long err = fl::FL_ARCH_NS::map_freeze(map_file_);
+	bool fd_writable = f->f_mode & FMODE_WRITE;
+	long err = fl::FL_ARCH_NS::map_freeze(kMapFd);
 	bool expect_ok = !writable_live && !was_frozen && fd_writable;
 	/* Concurrent writers make this op-level check meaningless; the
 	 * interleaving explorer's ghost invariants take its place. */
@@ -218,31 +229,23 @@ int64_t MachineImpl::map_freeze()
 int64_t MachineImpl::map_close()
 {
 	Enter e(this);
-	if (!map_file_)
-		return -EBADF;
-	fput(map_file_);
-	map_file_ = nullptr;
+	int err = close_fd(kMapFd);  /* drops the table's reference only */
 	forget_map_if_freed();
-	return 0;
+	return err;
 }
 
 int64_t MachineImpl::mmap(int pid, uint64_t addr, uint64_t len, int prot, int flags, bool map_fd,
 			  uint64_t pgoff)
 {
 	Enter e(this, pid);
-	file *f = nullptr;
 	ulong vm_pgoff;
 
 	if (!proc(pid))
 		return -ESRCH;
-	if (map_fd) {
-		if (!map_file_)
-			return -EBADF;
-		f = map_file_;
+	if (map_fd)
 		flags &= ~MAP_ANONYMOUS;
-	} else {
+	else
 		flags |= MAP_ANONYMOUS;
-	}
 
 	switch (cfg_.door) {
 	case Door::direct:
@@ -266,7 +269,12 @@ int64_t MachineImpl::mmap(int pid, uint64_t addr, uint64_t len, int prot, int fl
 		}
 		break;
 	}
-	int64_t ret = sysret(vm_mmap_pgoff(f, (ulong)addr, (ulong)len, (ulong)prot, (ulong)flags, vm_pgoff));
+	std::optional<FdSyscall> held;
+	if (map_fd)
+		held.emplace(this);
+	int64_t ret = sysret(ksys_mmap_pgoff((ulong)addr, (ulong)len, (ulong)prot, (ulong)flags,
+					     map_fd ? (ulong)kMapFd : (ulong)-1, vm_pgoff));
+	held.reset();
 	forget_map_if_freed();  /* MAP_FIXED may have unmapped the map's last VMA */
 	return ret;
 }

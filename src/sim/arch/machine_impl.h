@@ -74,9 +74,27 @@ private:
 		task_struct *current_;
 	};
 
+	// A syscall on the map's fd in flight: from its fget/fdget to its
+	// fput/fdput the port holds the file, so a concurrent close frees
+	// neither the file nor the map; the last holder to return may (then
+	// forget_map_if_freed notices). No scheduling point lies between this
+	// count and the port's fdget, so it counts exactly the holders.
+	class FdSyscall {
+	public:
+		explicit FdSyscall(MachineImpl *m) : m_(m) { m_->fd_syscalls_++; }
+		~FdSyscall() { m_->fd_syscalls_--; m_->forget_map_if_freed(); }
+		FdSyscall(const FdSyscall &) = delete;
+		FdSyscall &operator=(const FdSyscall &) = delete;
+	private:
+		MachineImpl *m_;
+	};
+	static constexpr unsigned int kMapFd = 3;  /* the fd number user space would most likely get */
+
 	Process *proc(int pid);
 	const Process *proc(int pid) const;
 	bool is_map_vma(const vm_area_struct *vma) const { return map_vm_file_ && vma->vm_file == map_vm_file_; }
+	file *map_fd_file() const { return kg_.files.fd_array[kMapFd]; }  /* a peek: no reference */
+	bool map_file_held() const;
 	void forget_map_if_freed();
 	Access user_access(int pid, uint64_t addr, unsigned size, bool write, uint64_t value);
 	void check_coherent(const vm_area_struct *vma, ulong addr, const u8 *bytes, unsigned n);
@@ -94,8 +112,8 @@ private:
 	mutable kernel_globals kg_;
 	Stats stats_;
 	std::vector<std::unique_ptr<Process>> procs_;
-	file *map_file_ = nullptr;     // the fd (nullptr after close or failed create)
 	file *map_vm_file_ = nullptr;  // the map's file while anything holds it
+	int fd_syscalls_ = 0;          // FdSyscall: syscalls holding it through the fd
 	bpf_array *array_ = nullptr;   // the map while it lives (an array map)
 	bpf_arena *arena_ = nullptr;   // the map while it lives (an arena map)
 	int map_area_id_ = -1;

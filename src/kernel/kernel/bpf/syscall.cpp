@@ -25,9 +25,9 @@ bool bpf_map_write_active(bpf_map *map)
 }
 
 // kernel/bpf/syscall.c: map_get_sys_perms
-static fmode_t map_get_sys_perms(bpf_map *map, file *f)
+static fmode_t map_get_sys_perms(bpf_map *map, struct fd f)
 {
-	fmode_t mode = f->f_mode;
+	fmode_t mode = f.file->f_mode;
 
 	/* Our file permissions may have been overridden by global
 	 * map permissions facing syscall side.
@@ -308,15 +308,36 @@ long map_create(bpf_attr_map_create *attr, file **filep)
 	return 0;
 }
 
-// kernel/bpf/syscall.c: map_update_elem
-long map_update_elem(file *f, u32 key, const void *value, u64 flags)
+/*
+ * kernel/bpf/syscall.c: __bpf_map_get. "if error is returned, fd is
+ * released. On success caller should complete fd access with matching
+ * fdput()".
+ */
+static bpf_map *__bpf_map_get(struct fd f)
+{
+	if (!f.file)
+		return ERR_PTR<bpf_map>(-EBADF);
+	if (f.file->f_op != &bpf_map_fops) {
+		fdput(f);
+		return ERR_PTR<bpf_map>(-EINVAL);
+	}
+
+	return static_cast<bpf_map *>(f.file->private_data);
+}
+
+// kernel/bpf/syscall.c: map_update_elem. Upstream's CLASS(fd, f)(ufd) is
+// the fdget here and an fdput at every return (6.1's explicit fdget/fdput);
+// the same in map_lookup_elem and map_freeze.
+long map_update_elem(int ufd, u32 key, const void *value, u64 flags)
 {
 	bpf_map *map;
+	struct fd f;
 	long err;
 
-	if (!f)
-		return -EBADF;
-	map = static_cast<bpf_map *>(f->private_data);
+	f = fdget(ufd);
+	map = __bpf_map_get(f);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
 	/* historic toctou_2021: before "bpf: Fix toctou on read-only map's
 	 * constant scalar tracking" syscall writers were not write-active */
 	if (kcfg->historic != Historic::toctou_2021)
@@ -336,43 +357,60 @@ long map_update_elem(file *f, u32 key, const void *value, u64 flags)
 err_put:
 	if (kcfg->historic != Historic::toctou_2021)
 		bpf_map_write_active_dec(map);
+	fdput(f);
 	return err;
 }
 
 // kernel/bpf/syscall.c: map_lookup_elem -> bpf_map_copy_value
-long map_lookup_elem(file *f, u32 key, void *value)
+long map_lookup_elem(int ufd, u32 key, void *value)
 {
 	bpf_map *map;
+	struct fd f;
 	ulong ptr;
+	long err;
 
-	if (!f)
-		return -EBADF;
-	map = static_cast<bpf_map *>(f->private_data);
-	if (!(map_get_sys_perms(map, f) & FMODE_CAN_READ))
-		return -EPERM;
+	f = fdget(ufd);
+	map = __bpf_map_get(f);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	if (!(map_get_sys_perms(map, f) & FMODE_CAN_READ)) {
+		err = -EPERM;
+		goto err_put;
+	}
 
 	ptr = map->ops->map_lookup_elem(map, &key);
-	if (!ptr)
-		return -ENOENT;
+	if (!ptr) {
+		err = -ENOENT;
+		goto err_put;
+	}
 	kernel_memcpy_from(value, ptr, map->value_size);
-	return 0;
+	err = 0;
+err_put:
+	fdput(f);
+	return err;
 }
 
 // kernel/bpf/syscall.c: map_freeze
-long map_freeze(file *f)
+long map_freeze(int ufd)
 {
 	bpf_map *map;
+	struct fd f;
 	long err = 0;
 
-	if (!f)
-		return -EBADF;
-	map = static_cast<bpf_map *>(f->private_data);
+	f = fdget(ufd);
+	map = __bpf_map_get(f);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
 
-	if (map->record)
+	if (map->record) {
+		fdput(f);
 		return -ENOTSUPP;
+	}
 
-	if (!(map_get_sys_perms(map, f) & FMODE_CAN_WRITE))
+	if (!(map_get_sys_perms(map, f) & FMODE_CAN_WRITE)) {
+		fdput(f);
 		return -EPERM;
+	}
 
 	mutex_lock(&map->freeze_mutex);
 	if (bpf_map_write_active(map)) {
@@ -387,6 +425,7 @@ long map_freeze(file *f)
 	WRITE_ONCE(map->frozen, true);
 err_put:
 	mutex_unlock(&map->freeze_mutex);
+	fdput(f);
 	return err;
 }
 

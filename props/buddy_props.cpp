@@ -136,24 +136,15 @@ TEST(BuddyModel, NmiDeferredKeepsEveryInvariant) { EXPECT_TRUE(check_level(buddy
 TEST(BuddyModel, SeriesKeepsEveryInvariant) { EXPECT_TRUE(check_level(buddy_level::series)); }
 
 // The historical levels: found (and shrunk) from scratch, with the time it took.
-TEST(BuddyModel, FindsRetOverwriteDoubleFree)
+void expect_found(buddy_level level)
 {
 	auto t0 = std::chrono::steady_clock::now();
-	EXPECT_FALSE(check_level(buddy_level::ret_overwrite));
-	std::printf("ret_overwrite found in %.2f s\n",
+	EXPECT_FALSE(check_level(level));
+	std::printf("%s found in %.2f s\n", to_string(level),
 		    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
-}  // namespace fl::libarena
-
-namespace fl::libarena {
-
-TEST(BuddyModel, FindsGuardLeftSet)
-{
-	auto t0 = std::chrono::steady_clock::now();
-	EXPECT_FALSE(check_level(buddy_level::guard_leak));
-	std::printf("guard_leak found in %.2f s\n",
-		    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-}
+TEST(BuddyModel, FindsRetOverwriteDoubleFree) { expect_found(buddy_level::ret_overwrite); }
+TEST(BuddyModel, FindsGuardLeftSet) { expect_found(buddy_level::guard_leak); }
 
 }  // namespace fl::libarena

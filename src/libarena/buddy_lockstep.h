@@ -2,7 +2,7 @@
 // `series` and `before` in lockstep: one sequential allocator Program, op by
 // op on both levels (each with its own shadow and invariants), every result
 // user space sees compared. A difference must be one of the named ones the
-// caches cause (docs/libarena.md):
+// caches cause (src/libarena/README.md):
 //   D1 memory held in caches: addresses and chunk use differ (never compared:
 //      Programs name objects by role, and the arena's pages are not results);
 //   D2 a second free of an object a cache holds is not caught (0, and the

@@ -426,6 +426,14 @@ int buddy_destroy(buddy_ctx *b)
 	if (!b)
 		return -EINVAL;
 
+	/* (nmi levels, series) what points into the chunks goes first: the
+	 * deferred list and the caches (the port's free_pages has scheduling
+	 * points, and a checker there would follow them into freed pages) */
+	if (b->level != buddy_level::before)
+		b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, 0);
+	for (u64 off = BUDDY_CACHES; has_caches(b->level) && off < SIZEOF_BUDDY_SERIES; off += 8)
+		b->arena->store64(b->buddy + off, 0);
+
 	for (chunk = first_chunk(b); chunk; chunk = next) {
 		next = chunk_next(b, chunk);
 		b->arena->free_pages(chunk, BUDDY_CHUNK_PAGES);
@@ -436,11 +444,6 @@ int buddy_destroy(buddy_ctx *b)
 
 	/* Clear all fields. */
 	set_first_chunk(b, 0);
-	if (b->level != buddy_level::before)
-		b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, 0);
-	/* (series) the caches held objects of the chunks just freed: empty them */
-	for (u64 off = BUDDY_CACHES; has_caches(b->level) && off < SIZEOF_BUDDY_SERIES; off += 8)
-		b->arena->store64(b->buddy + off, 0);
 
 	return 0;
 }

@@ -5,9 +5,11 @@
 // duplicates, NMI free and alloc, user stores, destroy+init); the model is
 // the shadow of src/libarena/buddy_invariants.h (live objects, the deferred
 // list), kept by the session, which predicts every return value and checks
-// I1-I12 after every command and at every NMI point. Quiet on `before` and
-// `nmi_deferred`; on the historical `ret_overwrite` level it must find the
-// double free reported as success, from scratch, and shrink it.
+// I1-I12 after every command and at every named point. Quiet on `before`,
+// `nmi_deferred` and `series` (whose commands also name a CPU, NMIs at the
+// series' named points, and drains); on the historical `ret_overwrite` and
+// `guard_leak` levels it must find the double free reported as success and
+// the guard left set after a cached free, from scratch, and shrink them.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/state.h>
@@ -48,14 +50,24 @@ rc::Gen<u64> gen_size()
 					    {1, rc::gen::element<u64>(0, 512u << 10, (512u << 10) + 1)}});
 }
 
+// The level the commands are generated for: the series levels add CPUs, NMIs at named points and drains.
+thread_local buddy_level g_level = buddy_level::before;
+
 struct Step : rc::state::Command<Model, Sut> {
 	BuddyOp op;
 	explicit Step(const Model &)
 	{
+		const bool series = has_caches(g_level);
 		const int kind = *rc::gen::weightedElement<int>(
 			{{5, BuddyOp::alloc}, {1, BuddyOp::bulk}, {4, BuddyOp::free}, {1, BuddyOp::free_bulk},
-			 {1, BuddyOp::nmi_free}, {1, BuddyOp::nmi_alloc}, {1, BuddyOp::store}, {1, BuddyOp::reinit}});
+			 {1, BuddyOp::nmi_free}, {1, BuddyOp::nmi_alloc}, {1, BuddyOp::store}, {1, BuddyOp::reinit},
+			 {series ? 1u : 0u, BuddyOp::drain}});
 		op.kind = BuddyOp::Kind(kind);
+		if (series) {
+			op.cpu = u8(*rc::gen::inRange(0, 2));
+			if ((op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi_alloc) && *rc::gen::inRange(0, 2))
+				op.at = kBuddyNmiPoints[*rc::gen::inRange<size_t>(0, kBuddyNmiPointCount)];
+		}
 		switch (op.kind) {
 		case BuddyOp::alloc:
 		case BuddyOp::nmi_alloc:
@@ -82,6 +94,7 @@ struct Step : rc::state::Command<Model, Sut> {
 			op.value = *rc::gen::arbitrary<u64>();
 			break;
 		case BuddyOp::reinit:
+		case BuddyOp::drain:
 			break;
 		}
 	}
@@ -108,6 +121,7 @@ struct Step : rc::state::Command<Model, Sut> {
 bool check_level(buddy_level level)
 {
 	return rc::check(std::string("buddy stateful model at ") + to_string(level), [level] {
+		g_level = level;
 		Model m;
 		Sut s(level);
 		rc::state::check(m, s, rc::state::gen::execOneOfWithArgs<Step>());
@@ -119,13 +133,18 @@ bool check_level(buddy_level level)
 TEST(BuddyModel, BeforeKeepsEveryInvariant) { EXPECT_TRUE(check_level(buddy_level::before)); }
 TEST(BuddyModel, NmiDeferredKeepsEveryInvariant) { EXPECT_TRUE(check_level(buddy_level::nmi_deferred)); }
 
-// The historical level: found (and shrunk) from scratch, with the time it took.
-TEST(BuddyModel, FindsRetOverwriteDoubleFree)
+TEST(BuddyModel, SeriesKeepsEveryInvariant) { EXPECT_TRUE(check_level(buddy_level::series)); }
+
+// The historical levels: found (and shrunk) from scratch, with the time it took.
+void expect_found(buddy_level level)
 {
 	auto t0 = std::chrono::steady_clock::now();
-	EXPECT_FALSE(check_level(buddy_level::ret_overwrite));
-	std::printf("ret_overwrite found in %.2f s\n",
+	EXPECT_FALSE(check_level(level));
+	std::printf("%s found in %.2f s\n", to_string(level),
 		    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
+
+TEST(BuddyModel, FindsRetOverwriteDoubleFree) { expect_found(buddy_level::ret_overwrite); }
+TEST(BuddyModel, FindsGuardLeftSet) { expect_found(buddy_level::guard_leak); }
 
 }  // namespace fl::libarena

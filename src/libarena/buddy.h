@@ -14,10 +14,21 @@
 //                   buddy->deferred_free, drained under the lock by the next
 //                   free / free_bulk; with buddy_free's error kept (ret = ret ?: drain);
 //   ret_overwrite - historical (H, I, J as stored): buddy_free assigns the
-//                   drain's result over its own, so a double free reports 0.
-// The series' per-CPU and transfer caches (seed 002) are not built here.
+//                   drain's result over its own, so a double free reports 0;
+//   series        - seed 002 ("bpf libarena allocator improvements" v2, whose
+//                   code is not public: every cache function is UNCONFIRMED):
+//                   nmi_deferred plus per-CPU object LIFOs per order (lockless,
+//                   guarded by buddy_cache.active), per-order transfer caches
+//                   shared between CPUs (v2: the count checked before the
+//                   trylock; a full or busy transfer cache spills the batch with
+//                   buddy_free_bulk()), allocation in NMI, and buddy_free_bulk()
+//                   failing only when nothing was freed;
+//   guard_leak    - historical: series with H's (etsal/linux@a1829e03) bmag
+//                   free fast path, which returns after a cached push without
+//                   restoring the CPU's guard, so that CPU's cache stays off.
 #pragma once
 
+#include "base/sched/label.h"
 #include "libarena/common.h"
 
 namespace fl::libarena {
@@ -44,12 +55,38 @@ inline constexpr u64 CHUNK_NEXT = CHUNK_FREELISTS + 8 * BUDDY_CHUNK_NUM_ORDERS;
 inline constexpr u64 SIZEOF_BUDDY_CHUNK = CHUNK_NEXT + 8;  // 41,096
 
 // struct buddy { struct buddy_chunk *first_chunk; arena_spinlock_t lock; u64 vaddr;
-//                void *deferred_free (nmi levels); }
+//                void *deferred_free (nmi levels); [series: the cache state below] }
+// The lock word holds the owning CPU + 1 (0: free).
 inline constexpr u64 BUDDY_FIRST_CHUNK = 0, BUDDY_LOCK = 8, BUDDY_VADDR = 16, BUDDY_DEFERRED_FREE = 24,
 		     SIZEOF_BUDDY = 32;
 
-enum class buddy_level { before, nmi_deferred, ret_overwrite };
+// The series' caches (seed 002; sizes UNCONFIRMED: the cover letter gives
+// none; its table's latency rising between 16 and 64 allocations per
+// iteration suggests a larger capacity; these are small so that short
+// Programs reach refill, spill, "full" and "busy").
+inline constexpr u64 BUDDY_CACHE_ORDERS = 8;  // orders 0..7 (16 B .. 2 KiB) are cached, as bmag's
+inline constexpr u64 BUDDY_CACHE_CAP = 8;     // objects per per-CPU LIFO
+inline constexpr u64 BUDDY_CACHE_BATCH_ORDER = 2;
+inline constexpr u64 BUDDY_CACHE_BATCH = 1ull << BUDDY_CACHE_BATCH_ORDER;  // objects moved per refill / spill
+inline constexpr u64 BUDDY_XFER_CAP = 8;      // objects per transfer cache (two batches)
+inline constexpr int BUDDY_NR_CPUS = 4;       // the harness's CPUs (libarena: _Q_MAX_CPUS)
+
+// struct buddy_cache { u32 active; u32 nr[ORDERS]; u64 objs[ORDERS][CAP]; } per CPU, in struct buddy
+inline constexpr u64 CACHE_ACTIVE = 0, CACHE_NR = 4, CACHE_OBJS = 40,
+		     SIZEOF_BUDDY_CACHE = CACHE_OBJS + 8 * BUDDY_CACHE_ORDERS * BUDDY_CACHE_CAP;
+// struct buddy_xfer { arena_spinlock_t lock; u32 count; u64 objs[XFER_CAP]; } per order, in struct buddy
+inline constexpr u64 XFER_LOCK = 0, XFER_COUNT = 4, XFER_OBJS = 8, SIZEOF_BUDDY_XFER = XFER_OBJS + 8 * BUDDY_XFER_CAP;
+inline constexpr u64 BUDDY_CACHES = SIZEOF_BUDDY, BUDDY_XFERS = BUDDY_CACHES + BUDDY_NR_CPUS * SIZEOF_BUDDY_CACHE,
+		     SIZEOF_BUDDY_SERIES = BUDDY_XFERS + BUDDY_CACHE_ORDERS * SIZEOF_BUDDY_XFER;
+static_assert(SIZEOF_BUDDY_SERIES <= __PAGE_SIZE, "struct buddy stays in the globals page");
+
+enum class buddy_level { before, nmi_deferred, ret_overwrite, series, guard_leak };
 const char *to_string(buddy_level);
+inline constexpr buddy_level kBuddyLevels[] = {buddy_level::before, buddy_level::nmi_deferred,
+					       buddy_level::ret_overwrite, buddy_level::series,
+					       buddy_level::guard_leak};
+// The levels with the series' caches.
+inline bool has_caches(buddy_level l) { return l == buddy_level::series || l == buddy_level::guard_leak; }
 
 // The may_goto budget of a loop whose length the data decides (the deferred list).
 inline constexpr u64 CAN_LOOP_BUDGET = 1u << 16;
@@ -58,20 +95,30 @@ inline constexpr u64 CAN_LOOP_BUDGET = 1u << 16;
 // test control (lock failure, the can_loop budget).
 struct buddy_faults {
 	int lock_fail_next = 0;     // the next N arena_spin_lock_irqsave calls give -ETIMEDOUT
-	// An NMI at a named point inside an op: called right after the lock is
-	// taken (point "lock_held"), once, then cleared.
-	void (*nmi_at_lock_held)(void *arg) = nullptr;
-	void *nmi_arg = nullptr;
+	// Called at every named point of the allocator ("buddy_lock:held",
+	// "buddy_cache_free:push", ...), before the scheduler's decision there:
+	// where the harness delivers an NMI.
+	void (*at_point)(void *arg, struct buddy_ctx *b, const sched::Label &) = nullptr;
+	void *point_arg = nullptr;
 };
 
-// One allocator: `buddy` is the arena address of its struct buddy.
+// One allocator as one context sees it: `buddy` is the arena address of its
+// struct buddy; cpu and in_nmi are the context's (bpf_get_smp_processor_id(),
+// bpf_in_nmi()), so each CPU and each NMI has its own buddy_ctx.
 struct buddy_ctx {
 	Arena *arena;
 	u64 buddy;
 	buddy_faults *faults;
 	buddy_level level = buddy_level::before;
-	bool in_nmi = false;  // bpf_in_nmi()
+	bool in_nmi = false;
+	int cpu = 0;
 };
+
+// struct buddy's cache fields (series levels).
+inline u64 buddy_cache_of(const buddy_ctx *b, int cpu) { return b->buddy + BUDDY_CACHES + u64(cpu) * SIZEOF_BUDDY_CACHE; }
+inline u64 buddy_xfer_of(const buddy_ctx *b, u64 order) { return b->buddy + BUDDY_XFERS + order * SIZEOF_BUDDY_XFER; }
+inline u64 cache_nr_at(u64 cache, u64 order) { return cache + CACHE_NR + 4 * order; }
+inline u64 cache_obj_at(u64 cache, u64 order, u64 i) { return cache + CACHE_OBJS + 8 * (order * BUDDY_CACHE_CAP + i); }
 
 // src/buddy.bpf.c: the API (arena pointers are u64 user addresses; 0 is NULL)
 int buddy_init(buddy_ctx *b);
@@ -80,6 +127,8 @@ u64 buddy_alloc(buddy_ctx *b, u64 size);
 int buddy_alloc_bulk(buddy_ctx *b, u64 size, u64 norder, u64 *out);
 int buddy_free(buddy_ctx *b, u64 addr);
 int buddy_free_bulk(buddy_ctx *b, const u64 *addrs, u64 naddrs);
+// series: every per-CPU and transfer cache back to the buddy (between ops).
+int buddy_cache_drain_all(buddy_ctx *b);
 // Exposed for the proofs and the shadow model: the index arithmetic.
 u64 size_to_order(u64 size);
 u64 arena_next_pow2(u64 n);

@@ -73,10 +73,74 @@ const std::map<u64, u64> &pristine_free_blocks()
 	return free_blocks;
 }
 
+std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_CPUS])
+{
+	Arena &a = *b->arena;
+	shadow->cached.clear();
+	if (!has_caches(b->level))
+		return "";
+	auto hold = [&](u64 obj, u64 order, const std::string &where) -> std::string {
+		const u64 c = obj & ~BUDDY_CHUNK_OFFSET_MASK, idx = (obj & BUDDY_CHUNK_OFFSET_MASK) / 16;
+		if (obj % 16 || !(a.load8(c + CHUNK_ALLOCATED + idx / 8) & (1u << (idx % 8))))
+			return "I8: " + where + " holds " + hex(obj) + ", which is not an allocated block";
+		const u8 v = a.load8(c + CHUNK_ORDERS + idx / 2);
+		const u64 nibble = (idx & 1) ? (v & 0xf) : (v >> 4);
+		if (order != ~0ull && nibble != order)
+			return "I8: " + where + " holds " + hex(obj) + " of order " + std::to_string(nibble);
+		if (!shadow->cached.emplace(obj, nibble).second)
+			return "I8: " + hex(obj) + " is cached twice (again in " + where + ")";
+		if (shadow->live.count(obj))
+			return "I1: " + where + " holds " + hex(obj) + ", which a caller holds";
+		return "";
+	};
+	for (int cpu = 0; cpu < BUDDY_NR_CPUS; cpu++) {
+		const u64 cache = buddy_cache_of(b, cpu);
+		if (a.load32(cache + CACHE_ACTIVE)) {
+			if (!busy[cpu])
+				return "I10: CPU " + std::to_string(cpu) + "'s cache guard is set between its ops";
+			continue;  // mid-update: its LIFOs are the CPU's own business
+		}
+		for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
+			const u32 nr = a.load32(cache_nr_at(cache, o));
+			const std::string where = "CPU " + std::to_string(cpu) + "'s order-" + std::to_string(o) + " LIFO";
+			if (nr > BUDDY_CACHE_CAP)
+				return "I8: " + where + " holds " + std::to_string(nr) + " > " + std::to_string(BUDDY_CACHE_CAP);
+			for (u64 i = 0; i < nr; i++)
+				if (std::string v = hold(a.load64(cache_obj_at(cache, o, i)), o, where); !v.empty())
+					return v;
+		}
+	}
+	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
+		const u64 xfer = buddy_xfer_of(b, o);
+		const u32 owner = a.load32(xfer + XFER_LOCK), count = a.load32(xfer + XFER_COUNT);
+		if (owner) {
+			if (owner > u32(BUDDY_NR_CPUS) || !busy[owner - 1])
+				return "I10: the order-" + std::to_string(o) + " transfer lock is held by CPU " +
+				       std::to_string(int(owner) - 1) + " between its ops";
+			continue;
+		}
+		const std::string where = "the order-" + std::to_string(o) + " transfer cache";
+		if (count > BUDDY_XFER_CAP)
+			return "I8: " + where + " holds " + std::to_string(count) + " > " + std::to_string(BUDDY_XFER_CAP);
+		for (u64 i = 0; i < count; i++)
+			if (std::string v = hold(a.load64(xfer + XFER_OBJS + 8 * i), o, where); !v.empty())
+				return v;
+	}
+	// the deferred list: pushes and the drain's take are atomic, so it is always whole
+	u64 obj = a.load64(b->buddy + BUDDY_DEFERRED_FREE);
+	for (u64 n = 0; obj; n++, obj = a.load64(obj)) {
+		if (n > BUDDY_CHUNK_ITEMS)
+			return "I9: the deferred list does not end";
+		if (std::string v = hold(obj, ~0ull, "the deferred list"); !v.empty())
+			return v;
+	}
+	return "";
+}
+
 std::vector<u8> snapshot_buddy(buddy_ctx *b)
 {
-	std::vector<u8> out(SIZEOF_BUDDY);
-	b->arena->machine().arena_kernel_read(b->buddy, out.data(), SIZEOF_BUDDY);
+	std::vector<u8> out(SIZEOF_BUDDY_SERIES);
+	b->arena->machine().arena_kernel_read(b->buddy, out.data(), SIZEOF_BUDDY_SERIES);
 	u64 chunk;
 	std::memcpy(&chunk, out.data() + BUDDY_FIRST_CHUNK, 8);
 	for (int n = 0; chunk && n < 1024; n++) {
@@ -121,9 +185,11 @@ std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep)
 		chunks.push_back(c);
 	}
 
-	// I1: live objects disjoint, each in a chunk's data area, aligned to its size
+	// I1: live (and cached) objects disjoint, each in a chunk's data area, aligned to its size
+	std::map<u64, u64> held = shadow->live;
+	held.insert(shadow->cached.begin(), shadow->cached.end());
 	u64 prev_end = 0;
-	for (auto [addr, order] : shadow->live) {
+	for (auto [addr, order] : held) {
 		const u64 c = addr & ~BUDDY_CHUNK_OFFSET_MASK, idx = (addr - c) / 16, size = 16ull << order;
 		if (addr < prev_end)
 			return "I1: object " + hex(addr) + " overlaps the one before it";
@@ -163,7 +229,7 @@ std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep)
 		}
 		// I2 and I4: metadata + live + free tile [0, 65536); bits only at allocated starts
 		std::map<u64, u64> all = metadata_blocks();
-		for (auto [addr, order] : shadow->live)
+		for (auto [addr, order] : held)
 			if ((addr & ~BUDDY_CHUNK_OFFSET_MASK) == c)
 				all[(addr - c) / 16] = order;
 		const size_t allocated_starts = all.size();
@@ -190,7 +256,7 @@ std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep)
 		for (u64 i = 0; i < BUDDY_CHUNK_ITEMS / 8; i++)
 			bits += size_t(__builtin_popcount(m.bytes[CHUNK_ALLOCATED + i]));
 		if (bits != allocated_starts)
-			return "I4: chunk " + hex(c) + " has " + std::to_string(bits) + " allocated bits for " +
+			return std::string(has_caches(b->level) ? "I9 (lost or duplicated across caches)" : "I4") + ": chunk " + hex(c) + " has " + std::to_string(bits) + " allocated bits for " +
 			       std::to_string(allocated_starts) + " allocated blocks";
 		// I5: maximal coalescing
 		for (auto [idx, order] : free_blocks) {

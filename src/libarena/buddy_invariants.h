@@ -16,8 +16,20 @@ namespace fl::libarena {
 // What the callers hold: live objects (address -> order).
 struct Shadow {
 	std::map<u64, u64> live;
+	// (series) what the allocator's caches hold, read by check_caches():
+	// per-CPU LIFOs, transfer caches, the deferred list (address -> order).
+	// For I1-I7 a cached object is allocated.
+	std::map<u64, u64> cached;
 	u64 last_vaddr = 0;  // I11: vaddr only grows (until destroy)
 };
+
+// (series levels) I8 cache bounds (0 <= nr <= CAP, 0 <= count <= XCAP,
+// every cached pointer distinct, allocated, of the cache's order), I10 (a
+// CPU's guard is set only while that CPU is inside an op: `busy[cpu]`; a
+// transfer lock only while its CPU is), and fills shadow->cached. Skips a
+// LIFO whose CPU holds its guard (mid-update) and a transfer cache whose
+// lock is held. "" when all hold.
+std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_CPUS]);
 
 // The first invariant that does not hold ("I5: ..."), or "" when all do.
 // `deep` adds the O(chunk) checks (tiling, every bit and nibble).

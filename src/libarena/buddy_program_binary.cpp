@@ -28,6 +28,13 @@ Target target(Bytes &in)
 	return t;
 }
 
+// An NMI's point: between ops (half the time) or one of the named points.
+std::string nmi_point(Bytes &in)
+{
+	const u8 b = in.u8();
+	return b % 2 ? "" : kBuddyNmiPoints[(b / 2) % kBuddyNmiPointCount];
+}
+
 u64 size(Bytes &in)
 {
 	const u8 b = in.u8();
@@ -36,6 +43,13 @@ u64 size(Bytes &in)
 
 }  // namespace
 
+const char *const kBuddyNmiPoints[] = {
+	"buddy_lock:held",	   "buddy_cache_alloc:claimed",	     "buddy_cache_alloc:pop",
+	"buddy_cache_free:claimed", "buddy_cache_free:push",	     "buddy_cache_refill:count_checked",
+	"buddy_cache_spill:count_checked", "buddy_xfer_trylock:try", "buddy_xfer_unlock:release",
+};
+const size_t kBuddyNmiPointCount = std::size(kBuddyNmiPoints);
+
 BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 {
 	Bytes in(data, n);
@@ -43,7 +57,10 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 	p.level = level;
 	while (!in.empty() && p.ops.size() < kMaxBuddyOps) {
 		BuddyOp op;
-		switch (in.u8() % 16) {
+		const u8 k = in.u8();
+		// (series levels) the op byte's high bits pick the CPU
+		op.cpu = has_caches(level) ? u8((k >> 4) % BUDDY_NR_CPUS) : 0;
+		switch (k % 16) {
 		case 0: case 1: case 2: case 3: case 4:
 			op.kind = BuddyOp::alloc;
 			op.size = size(in);
@@ -73,22 +90,30 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 		case 11:
 			op.kind = BuddyOp::nmi_free;
 			op.target = target(in);
+			if (has_caches(level))
+				op.at = nmi_point(in);
 			break;
 		case 12:
 			op.kind = BuddyOp::nmi_alloc;
 			op.size = size(in);
+			if (has_caches(level))
+				op.at = nmi_point(in);
 			break;
 		case 13: case 14:
 			op.kind = BuddyOp::store;
 			op.target = Target{Target::live, in.u8()};
 			op.value = in.u64();
 			break;
-		default:
-			op.kind = in.u8() % 4 ? BuddyOp::alloc : BuddyOp::reinit;
+		default: {
+			const u8 r = in.u8();
+			op.kind = r % 4 ? BuddyOp::alloc : BuddyOp::reinit;
+			if (has_caches(level) && r % 8 == 1)
+				op.kind = BuddyOp::drain;
 			op.size = 64;
 			break;
 		}
-		if (op.kind == BuddyOp::reinit)
+		}
+		if (op.kind == BuddyOp::reinit || op.kind == BuddyOp::drain)
 			op.size = 0;  // only what the text form carries
 		p.ops.push_back(op);
 	}

@@ -10,8 +10,7 @@ namespace fl::libarena {
 namespace {
 
 constexpr const char *kTargetNames[] = {"live", "stale", "interior", "unaligned", "null"};
-constexpr const char *kOpNames[] = {"alloc", "bulk", "free", "free_bulk", "nmi_free", "nmi_alloc", "store", "reinit"};
-constexpr buddy_level kLevels[] = {buddy_level::before, buddy_level::nmi_deferred, buddy_level::ret_overwrite};
+constexpr const char *kOpNames[] = {"alloc", "bulk", "free", "free_bulk", "nmi_free", "nmi_alloc", "store", "reinit", "drain"};
 
 std::string fmt_target(const Target &t)
 {
@@ -88,10 +87,20 @@ std::string format_buddy_program(const BuddyProgram &p)
 			s += " " + fmt_target(op.target) + " val=" + std::to_string(op.value);
 			break;
 		case BuddyOp::reinit:
+		case BuddyOp::drain:
 			break;
 		}
+		if (op.cpu)
+			s += " cpu=" + std::to_string(op.cpu);
+		if (!op.at.empty())
+			s += " at=" + op.at;
 		s += "\n";
 	}
+	if (p.concurrent)
+		s += "concurrent\n";
+	for (const sched::Record &r : p.schedule)
+		s += "at T" + std::to_string(r.task) + " " + r.label + "#" + std::to_string(r.occurrence) + " switch T" +
+		     std::to_string(r.target) + "\n";
 	return s;
 }
 
@@ -107,17 +116,42 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 	};
 	while (std::getline(in, line)) {
 		no++;
-		if (size_t hash = line.find('#'); hash != std::string::npos)
-			line.resize(hash);
+		// a comment starts at a '#' after a blank (LABEL#N is a schedule record's)
+		for (size_t hash = line.find('#'); hash != std::string::npos; hash = line.find('#', hash + 1))
+			if (hash == 0 || line[hash - 1] == ' ' || line[hash - 1] == '\t') {
+				line.resize(hash);
+				break;
+			}
 		std::istringstream words(line);
 		std::vector<std::string> w;
 		for (std::string x; words >> x;)
 			w.push_back(x);
 		if (w.empty())
 			continue;
+		if (w[0] == "concurrent" && w.size() == 1) {
+			p.concurrent = true;
+			continue;
+		}
+		if (w[0] == "at") {  // at TN LABEL#K switch TM
+			sched::Record r;
+			u64 task, target, occ;
+			const size_t hash = w.size() == 5 ? w[2].rfind('#') : std::string::npos;
+			if (hash == std::string::npos || w[1].size() < 2 || w[1][0] != 'T' || w[3] != "switch" ||
+			    w[4].size() < 2 || w[4][0] != 'T' || !parse_u64(w[1].substr(1), &task) ||
+			    !parse_u64(w[4].substr(1), &target) || !parse_u64(w[2].substr(hash + 1), &occ) ||
+			    task >= u64(BUDDY_NR_CPUS) || target >= u64(BUDDY_NR_CPUS) || occ == 0 || occ > 0xffffffffu)
+				return fail("expected 'at TASK LABEL#N switch TASK'");
+			r.task = int(task);
+			r.target = int(target);
+			r.label = w[2].substr(0, hash);
+			r.occurrence = u32(occ);
+			p.schedule.push_back(r);
+			p.concurrent = true;
+			continue;
+		}
 		if (w[0] == "level") {
 			bool found = false;
-			for (buddy_level l : kLevels)
+			for (buddy_level l : kBuddyLevels)
 				if (w.size() == 2 && w[1] == to_string(l)) {
 					p.level = l;
 					found = true;
@@ -135,7 +169,20 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			}
 		if (!known)
 			return fail("unknown op '" + w[0] + "'");
-		const size_t want = op.kind == BuddyOp::reinit ? 1 : (op.kind == BuddyOp::alloc || op.kind == BuddyOp::nmi_alloc ||
+		// trailing cpu=N and (NMI ops) at=LABEL
+		while (w.size() > 1 && (w.back().rfind("cpu=", 0) == 0 || w.back().rfind("at=", 0) == 0)) {
+			const std::string opt = w.back();
+			w.pop_back();
+			u64 cpu;
+			if (opt[0] == 'c' && parse_u64(opt.substr(4), &cpu) && cpu < u64(BUDDY_NR_CPUS))
+				op.cpu = u8(cpu);
+			else if (opt[0] == 'a' && opt.size() > 3 &&
+				 (op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi_alloc))
+				op.at = opt.substr(3);
+			else
+				return fail("bad option '" + opt + "' to '" + w[0] + "'");
+		}
+		const size_t want = op.kind == BuddyOp::reinit || op.kind == BuddyOp::drain ? 1 : (op.kind == BuddyOp::alloc || op.kind == BuddyOp::nmi_alloc ||
 								       op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::free_bulk)
 										 ? 2
 										 : op.kind == BuddyOp::free ? 0 : 3;
@@ -174,6 +221,7 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			ok = parse_target(w[1], &op.target) && w[2].rfind("val=", 0) == 0 && parse_u64(w[2].substr(4), &op.value);
 			break;
 		case BuddyOp::reinit:
+		case BuddyOp::drain:
 			break;
 		}
 		if (!ok)

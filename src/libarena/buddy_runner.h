@@ -1,28 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Runs an allocator Program on a fresh arena and allocator, predicting every
 // result from the shadow model (which objects are live, which wait on the
-// deferred list) and checking the invariants after every op and at every
-// NMI point. The one runner the fuzz target, the property tests and the
-// ctest replay share.
+// deferred list, which the series' caches hold) and checking the invariants
+// after every op and at every named point of the allocator (and, in a
+// concurrent Program, at every scheduling decision). The one runner the fuzz
+// target, the property tests, the explorer and the ctest replay share.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "base/sched/scheduler.h"
 #include "libarena/buddy_program.h"
 
 namespace fl::libarena {
 
 struct BuddyVerdict {
 	bool ok = true;
+	bool bad_input = false;  // the Program cannot run (the message says why)
 	size_t op = 0;     // 0-based, when !ok
 	std::string what;  // "I12: free stale:0 returned 0, expected -EINVAL"
 	std::vector<std::string> trace;  // one line per op: the op and what it returned
+	std::vector<sched::Record> records;  // concurrent: the schedule's non-default picks
+	uint64_t steps = 0;                  // concurrent: decisions with >= 2 runnable CPUs
+	uint64_t trace_hash = 0;
 };
 
+// A concurrent Program runs under its own schedule (Replay of p.schedule).
 BuddyVerdict run_buddy_program(const BuddyProgram &p);
+// A concurrent Program under `s` (the explorer's strategies).
+BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s);
 
-// The same, one op at a time (the RapidCheck stateful model drives this).
+// The same, one op at a time, sequentially (the RapidCheck stateful model drives this).
 class BuddySession {
 public:
 	explicit BuddySession(buddy_level level);
@@ -33,6 +42,8 @@ public:
 	bool step(const BuddyOp &op);
 	const BuddyVerdict &verdict() const;
 	size_t live_objects() const;
+	// The op would be skipped (a double free of an object a cache holds, D2).
+	bool would_skip(const BuddyOp &op) const;
 
 private:
 	BuddyProgram program_;

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "libarena/buddy_explore.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/sched/strategy.h"
+
+namespace fl::libarena {
+
+BuddyExploreReport explore_buddy(const BuddyProgram &p0, const BuddyExploreOptions &o)
+{
+	using Clock = std::chrono::steady_clock;
+	const Clock::time_point start = Clock::now();
+	auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+	BuddyProgram p = p0;
+	p.concurrent = true;
+	p.schedule.clear();
+	BuddyExploreReport r;
+	uint64_t k = 8;  // PCT's k: the longest run so far
+	for (uint64_t i = 0;; i++) {
+		if (r.schedules && (elapsed() >= o.seconds || (o.max_schedules && r.schedules >= o.max_schedules)))
+			break;
+		const uint64_t seed = o.seed + i;
+		std::string name;
+		BuddyVerdict v;
+		if (i == 0) {
+			sched::DefaultStrategy d;
+			name = "default";
+			v = run_buddy_program(p, d);
+		} else if (i % 2) {
+			sched::Pct s(seed, o.pct_depth, k);
+			name = "pct(seed=" + std::to_string(seed) + ",d=" + std::to_string(o.pct_depth) + ",k=" +
+			       std::to_string(k) + ")";
+			v = run_buddy_program(p, s);
+		} else {
+			sched::RandomWalk s(seed);
+			name = "random(seed=" + std::to_string(seed) + ")";
+			v = run_buddy_program(p, s);
+		}
+		r.schedules++;
+		k = std::max(k, v.steps);
+		if (v.bad_input) {
+			r.finding = BuddyFinding{name, r.schedules, elapsed(), p, v, ""};
+			break;
+		}
+		if (v.ok)
+			continue;
+		BuddyFinding f{name, r.schedules, elapsed(), p, v, ""};
+		f.program.schedule = v.records;
+		// The text form alone must reproduce it.
+		std::string err;
+		auto q = parse_buddy_program(format_buddy_program(f.program), &err);
+		const BuddyVerdict again = q ? run_buddy_program(*q) : BuddyVerdict{};
+		if (!q || again.ok || again.what != v.what || again.trace_hash != v.trace_hash)
+			f.replay_error = "the finding did not replay from its text: first '" + v.what + "', replay '" +
+					 (q ? again.what : err) + "'";
+		r.finding = std::move(f);
+		break;
+	}
+	r.seconds = elapsed();
+	return r;
+}
+
+}  // namespace fl::libarena

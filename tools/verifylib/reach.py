@@ -35,7 +35,21 @@ SEARCH = ["props", "libfuzzer", "afl", "oracle"]  # the search techniques (corpu
 # The campaign's run folders (tools/fuzz_campaign.py), under the repository.
 FUZZ_RUNS = os.path.join("build", "fuzz", "runs")
 # Why a port function stays unreached by every search technique (by function name).
-WHY_UNREACHED = {}
+_ARENA = ("arena maps: no search technique verify runs generates arena Programs (the properties and the "
+          "campaign's program target make array maps; the arena fuzz target is not in verify's campaign)")
+WHY_UNREACHED = {
+    "arena_map_lookup_elem": "bpf(BPF_MAP_LOOKUP_ELEM) on an arena map (always an error); " + _ARENA,
+    "arena_map_update_elem": "bpf(BPF_MAP_UPDATE_ELEM) on an arena map (always -EOPNOTSUPP); " + _ARENA,
+    "arena_vm_mremap": "mremap of an arena VMA; " + _ARENA,
+    "arena_vm_close_mremap_uaf": "the historical arena level mremap_uaf only (an arena fuzz binary built for it)",
+    "arena_user_vm_end": "an arena accessor; " + _ARENA,
+    "arena_vma_list": "an arena accessor; " + _ARENA,
+    "bpf_arena_get_user_vm_start": "an arena accessor; " + _ARENA,
+    "bpf_map_mmap_freeze_mutex_2025": "the historical level freeze_mutex_2025 only: the interleaving explorer and "
+                                      "the threads fuzzer run it, the reach report replays lockstep Programs",
+    "vm_fault_to_errno": "a GUP fault that fails (MAP_POPULATE over a page the map cannot back): the BPF mmap "
+                         "checks refuse such a mapping before it is populated",
+}
 # Wanted buckets a technique cannot reach by construction (bucket prefix ->
 # (techniques, why)): their empty cells say so instead of showing red.
 _PAGE = "the properties run at 4K pages, the fuzz binaries are 4K builds, the oracle runs at the host's 4K"

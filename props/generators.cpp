@@ -233,11 +233,123 @@ rc::Gen<Op> gen_simple(OpKind kind, int proc)
 struct Step {
 	Op op;
 	bool read_back = false;
+	std::vector<Op> then;  // ops that follow op as one unit (gen_fault_window)
 };
 
 rc::Gen<Step> step(rc::Gen<Op> g, bool read_back = false)
 {
 	return rc::gen::map(std::move(g), [read_back](Op op) { return Step{op, read_back}; });
+}
+
+template <class T>
+rc::Gen<T> uniform(rc::Gen<T> g)
+{
+	return rc::gen::resize(rc::kNominalSize, std::move(g));
+}
+
+// A page at an edge of v3's fault-around of an n-page mapping (as the
+// binary decoder's edge_page): the first and last pages of its 16-page
+// windows, either side of a PTE table's edge as the process's first mapping
+// has them (it ends on one: the layout is top-down from an aligned
+// mmap_base, so page n % 512 starts the last table).
+uint64_t edge_page(uint64_t n, int which)
+{
+	const uint64_t t = n % 512;
+	const uint64_t pick[] = {0, 1, 15, 16, 17, 31, n - 1, n - 2, n - 16, n - 17, t - 1, t, t + 15, t + 16, t + 511,
+				 t + 496};
+	const uint64_t p = pick[size_t(which) % std::size(pick)];
+	return p < n ? p : 0;
+}
+
+// v3's ->map_pages over a window partly populated and at its edges: a
+// fresh mapping of 17-40 pages from pgoff 0 (2-3 windows, the first
+// clipped by the VMA's start) or of the whole map (spanning PTE tables on
+// the 513- and 1024-page maps), a touch (a write fault sets one PTE), a
+// DONTNEED, a split or a fork, then a read fault in the same window. One
+// Step, so that shrinking keeps the touch with its fault.
+rc::Gen<Step> gen_fault_window(const MapSpec &spec)
+{
+	const uint64_t v = visible_pages(spec);
+	return rc::gen::apply(
+		[v](int slot, bool whole, uint64_t extra, int edge, int near, int prep, bool unmap, uint64_t value) {
+			uint64_t n = std::max<uint64_t>(1, std::min(whole ? v : 17 + extra, v)), pgoff = 0;
+			if (n > kMaxEagerPages) {  // as build() cuts it
+				pgoff = v - kWindowPages;
+				n = kWindowPages;
+			}
+			Step s;
+			s.op.kind = OpKind::mmap;
+			s.op.label = slot;
+			s.op.len = pages(n);
+			s.op.pgoff = pgoff;
+			s.op.prot = PROT_READ | PROT_WRITE;
+			s.op.flags = MAP_SHARED;
+			const uint64_t p = edge_page(n, edge);
+			static constexpr int64_t kNear[] = {1, -1, 1, -1, 2, -2, 0, 8};
+			const int64_t q0 = int64_t(p) + kNear[near];
+			const uint64_t q = q0 < 0 || uint64_t(q0) >= n ? p : uint64_t(q0);
+			auto access = [&](OpKind kind, uint64_t page, int proc) {
+				Op op;
+				op.kind = kind;
+				op.addr.label = slot;
+				op.addr.offset = pages(page);
+				op.size = 8;
+				op.value = kind == OpKind::store ? value : 0;
+				op.proc = proc;
+				s.then.push_back(op);
+			};
+			auto range = [&](OpKind kind, uint64_t page) {
+				Op op;
+				op.kind = kind;
+				op.addr.label = slot;
+				op.addr.offset = pages(page);
+				op.len = pages(1);
+				if (kind == OpKind::madvise)
+					op.advice = MADV_DONTNEED;
+				if (kind == OpKind::mprotect)
+					op.prot = PROT_READ;
+				s.then.push_back(op);
+			};
+			int proc = 0;
+			switch (prep) {
+			case 0:  // a touch: one PTE of the window
+				access(OpKind::store, p, 0);
+				break;
+			case 1:  // a DONTNEED of one page of a window faulted in
+				access(OpKind::load, p, 0);
+				range(OpKind::madvise, p);
+				break;
+			case 2:  // a split (a page unmapped or reprotected) after a touch
+				access(OpKind::store, p, 0);
+				range(unmap ? OpKind::munmap : OpKind::mprotect, q + 2 < n ? q + 2 : n / 2);
+				break;
+			case 3: {  // a forked child touches a page of the mapping
+				Op fork;
+				fork.kind = OpKind::fork;
+				s.then.push_back(fork);
+				proc = 1;
+				access(OpKind::store, p, proc);
+				break;
+			}
+			case 4:  // a fault first: the next window may overlap it
+				access(OpKind::load, p, 0);
+				break;
+			default:  // the fault alone, at an edge
+				break;
+			}
+			access(OpKind::load, q, proc);
+			return s;
+		},
+		// resize: every choice uniform from the first case on (inRange
+		// scales its range with RapidCheck's size, small early on)
+		// the whole map one time in four, three in four when it spans PTE tables
+		gen_map_slot(), rc::gen::weightedOneOf<bool>({{v > 512 ? 1 : 3, rc::gen::just(false)}, {v > 512 ? 3 : 1, rc::gen::just(true)}}),
+		uniform(rc::gen::inRange<uint64_t>(0, 24)),
+		// on such a map, half the time a page either side of its PTE tables' edges
+		uniform(v > 512 ? rc::gen::weightedOneOf<int>({{1, rc::gen::inRange(0, 16)}, {1, rc::gen::element(10, 11, 14, 15)}})
+				: rc::gen::inRange(0, 16)),
+		uniform(rc::gen::inRange(0, 8)),
+		uniform(rc::gen::inRange(0, 6)), rc::gen::arbitrary<bool>(), rc::gen::inRange<uint64_t>(1, 1000));
 }
 
 rc::Gen<Step> gen_op(const MapSpec &spec)
@@ -258,6 +370,7 @@ rc::Gen<Step> gen_op(const MapSpec &spec)
 		{1, step(gen_elem_op(OpKind::lookup, spec))},
 		{2, step(gen_elem_op(OpKind::lookup, spec), true)},
 		{1, step(gen_simple(OpKind::freeze, 0))},
+		{3, gen_fault_window(spec)},
 		{1, step(rc::gen::map(gen_addr(gen_map_slot()), [](Addr a) {
 			 Op op;
 			 op.kind = OpKind::smaps;
@@ -376,17 +489,12 @@ Program build(const MapSpec &spec, const std::vector<Step> &raw)
 	label.fill(-1);
 	auto defined = [&](const Addr &a) { return label[size_t(a.label)] >= 0; };
 	std::optional<uint32_t> updated;  // the last update's index
-	for (const Step &s : raw) {
-		Op op = s.op;
-		if (op.kind == OpKind::update)
-			updated = op.index;
-		if (s.read_back && updated)
-			op.index = *updated;
+	auto add = [&](Op op) {
 		bool uses_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect ||
 				 op.kind == OpKind::mremap || op.kind == OpKind::madvise ||
 				 op.kind == OpKind::load || op.kind == OpKind::store || op.kind == OpKind::smaps;
 		if ((uses_addr && !defined(op.addr)) || (op.has_at && !defined(op.at)))
-			continue;
+			return;
 		if (uses_addr)
 			op.addr.label = label[size_t(op.addr.label)];
 		if (op.has_at)
@@ -406,6 +514,16 @@ Program build(const MapSpec &spec, const std::vector<Step> &raw)
 			op.label = label[slot];
 		}
 		p.ops.push_back(op);
+	};
+	for (const Step &s : raw) {
+		Op op = s.op;
+		if (op.kind == OpKind::update)
+			updated = op.index;
+		if (s.read_back && updated)
+			op.index = *updated;
+		add(op);
+		for (const Op &next : s.then)
+			add(next);
 	}
 	return p;
 }
@@ -429,7 +547,7 @@ rc::Gen<MapSpec> gen_map_spec()
 			return s;
 		},
 		rc::gen::element<uint32_t>(8, 12, 40, 4096, 0x1001),
-		rc::gen::oneOf(rc::gen::element<uint32_t>(1024, 16384, 1, 513), rc::gen::inRange<uint32_t>(1, 3000)),
+		rc::gen::oneOf(rc::gen::element<uint32_t>(1024, 16384, 1, 513, 1030), rc::gen::inRange<uint32_t>(1, 3000)),
 		rc::gen::weightedOneOf<bool>({{5, rc::gen::just(false)}, {1, rc::gen::just(true)}}));
 }
 

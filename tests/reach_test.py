@@ -70,6 +70,22 @@ class FixedInput(unittest.TestCase):
             self.assertTrue(any(line.startswith(f"| {what} |") for line in md), what)
         self.assertNotIn("class='bad'", meta["extra_html"][0][1])  # every wanted bucket reached
 
+    def test_a_bucket_out_of_reach_by_construction_is_not_red_and_says_why(self):
+        import copy
+        props = copy.deepcopy(self.part)
+        del props["buckets"]["page 16k (a mapping accepted)"]
+        meta = {}
+        reach.add_sections(meta, {"props": props}, {}, {})
+        md = meta["extra_md"][0]
+        row = next(line for line in md if line.startswith("| page 16k (a mapping accepted) |"))
+        self.assertIn("n/a [1]", row)
+        self.assertTrue(any(line.startswith("[1] not reachable") and "4K" in line for line in md))
+        self.assertNotIn("class='bad'", meta["extra_html"][0][1])
+        del props["buckets"]["v3 fault-around at a PTE-table edge"]  # reachable: red
+        meta = {}
+        reach.add_sections(meta, {"props": props}, {}, {})
+        self.assertIn("class='bad'", meta["extra_html"][0][1])
+
 
 class Inputs(unittest.TestCase):
     """Every technique verify ran gets its own row of inputs to replay."""

@@ -65,6 +65,58 @@ std::string off_bucket(uint64_t pgoff, unsigned shift)
 	return "mmap offset >= 4 GiB";
 }
 
+// One ->map_pages call, as do_fault_around ran it (FaultAroundWindow): the
+// window partly populated (PTEs of it already set: in a forked child,
+// where a DONTNEED zapped some, in a VMA split off a bigger one, or else
+// just by an earlier touch), and what clamped it: the VMA's start or end,
+// or a PTE table (the window abuts a table's first or last entry while the
+// VMA goes on across that edge; "clipped" when the table cut short a window
+// the VMA's start had moved, do_fault_around's min3).
+struct Zapped {  // a DONTNEED that zapped PTEs: its process and range
+	int proc;
+	uint64_t start, end;
+};
+using Extents = std::vector<std::pair<uint64_t, uint64_t>>;  // VMAs as mmap/mremap created them
+
+void fault_around(const FaultAroundWindow &w, int proc, uint64_t addr, uint64_t page, const SmapsEntry &vma,
+		  const Extents &created, const std::vector<Zapped> &zapped, Tally *t)
+{
+	t->hit("v3 fault-around");
+	const uint64_t first = addr / page * page - (w.pte_off - w.from_pte) * page;  // the window's addresses
+	const uint64_t past = first + (w.to_pte - w.from_pte + 1) * page;
+	if (w.present) {
+		bool forked = proc > 0, dontneed = false, split = false;
+		for (const auto &z : zapped)
+			dontneed |= z.proc == proc && z.start < past && first < z.end;
+		for (const auto &[s, e] : created)
+			split |= vma.found && s <= vma.start && vma.end <= e && (s != vma.start || e != vma.end);
+		t->hit("v3 fault-around, window partly populated");
+		if (forked)
+			t->hit("v3 fault-around, partly populated, in a forked child");
+		if (dontneed)
+			t->hit("v3 fault-around, partly populated, after a DONTNEED");
+		if (split)
+			t->hit("v3 fault-around, partly populated, after a split");
+		if (!forked && !dontneed && !split)
+			t->hit("v3 fault-around, partly populated, after a partial touch");
+	}
+	const uint64_t aligned = w.pte_off / w.nr_pages * w.nr_pages;  // ALIGN_DOWN(pte_off, nr_pages)
+	const bool vma_start = w.from_pte == w.vma_from && w.vma_from > aligned;
+	const bool vma_end = w.to_pte + 1 == w.vma_to && w.vma_to < w.from_pte + w.nr_pages;
+	if (vma_start || vma_end)
+		t->hit("v3 fault-around at a VMA edge");
+	if (vma_start)
+		t->hit("v3 fault-around at a VMA edge: its start");
+	if (vma_end)
+		t->hit("v3 fault-around at a VMA edge: its end");
+	const bool table_end = w.to_pte + 1 == w.ptrs_per_pte && w.vma_to > w.ptrs_per_pte;
+	const bool table_start = w.from_pte == 0 && w.vma_off > w.pte_off;
+	if (table_end || table_start)
+		t->hit("v3 fault-around at a PTE-table edge");
+	if (table_end && w.from_pte + w.nr_pages > w.ptrs_per_pte)
+		t->hit("v3 fault-around clipped by a PTE table");
+}
+
 // One Program on one configuration, op by op.
 void run_one(const Program &p, const Config &cfg, Tally *t)
 {
@@ -82,18 +134,19 @@ void run_one(const Program &p, const Config &cfg, Tally *t)
 		t->hit("map data near INT_MAX" + made);
 	if (!cfg.bypass_spec_v1 && !pow2(m.max_entries) && data > k4G)
 		t->hit("spec_v1 mask, non-power-of-two entries, data > 4 GiB" + made);
-	bool dontneed = false, split = false, mapped = false;
+	// What the machine did that can leave a fault-around window partly
+	// populated: the VMAs as mmap/mremap created them (a VMA strictly inside
+	// one was split since), and the ranges a DONTNEED zapped PTEs of.
+	Extents vmas_made;
+	std::vector<Zapped> zapped;
 	while (!e.done()) {
 		const Op &op = p.ops[e.next_op()];
 		uint64_t addr = 0;
 		const bool has_addr = e.resolve(op.addr, &addr);
-		uint64_t rss_before = 0;
 		SmapsEntry vma;
-		if (has_addr && (op.kind == OpKind::load || op.kind == OpKind::store)) {
+		if (has_addr && (op.kind == OpKind::load || op.kind == OpKind::store))
 			vma = e.machine().smaps(op.proc, addr);
-			rss_before = vma.rss_pages;
-		}
-		const uint64_t map_pages_before = e.machine().stats().map_pages_calls;
+		const Stats before = e.machine().stats();
 		const bool checking = !e.violation();
 		const Event &ev = e.step();
 		if (checking)
@@ -109,17 +162,18 @@ void run_one(const Program &p, const Config &cfg, Tally *t)
 		case OpKind::mmap:
 			t->hit(len_bucket(op.len.resolve(cfg.page_shift), page) + acc);
 			t->hit(off_bucket(op.pgoff, cfg.page_shift) + acc);
-			if (ok) {
-				mapped = true;
+			if (ok)
 				t->hit("page " + page_size_name(cfg.page_shift) + " (a mapping accepted)");
-			}
-			break;
-		case OpKind::munmap:
-		case OpKind::mprotect:
-			split |= ok;
+			[[fallthrough]];
+		case OpKind::mremap:
+			// the VMA as created (an in-place mremap keeps its start)
+			if (Addr at{op.label >= 0 ? op.label : op.addr.label, {}, false}; ok && e.resolve(at, &addr))
+				if (SmapsEntry v = e.machine().smaps(op.proc, addr); v.found)
+					vmas_made.emplace_back(v.start, v.end);
 			break;
 		case OpKind::madvise:
-			dontneed |= ok && op.advice == uapi::MADV_DONTNEED;
+			if (ok && op.advice == uapi::MADV_DONTNEED && e.machine().stats().ptes_zapped > before.ptes_zapped)
+				zapped.push_back({op.proc, addr, addr + op.len.resolve(cfg.page_shift)});
 			break;
 		case OpKind::update:
 		case OpKind::lookup:
@@ -131,34 +185,13 @@ void run_one(const Program &p, const Config &cfg, Tally *t)
 			if (vma.found && vma.pgoff < (uint64_t(1) << (64 - cfg.page_shift)) &&
 			    (vma.pgoff << cfg.page_shift) + (addr - vma.start) >= k4G)
 				t->hit("user access at map offset >= 4 GiB" + acc);
-			if (e.machine().stats().map_pages_calls > map_pages_before) {
-				t->hit("v3 fault-around");
-				if (rss_before) {
-					t->hit("v3 fault-around, window partly populated");
-					t->hit(op.proc > 0 ? "v3 fault-around, partly populated, in a forked child"
-					       : dontneed ? "v3 fault-around, partly populated, after a DONTNEED"
-					       : split    ? "v3 fault-around, partly populated, after a split"
-							  : "v3 fault-around, partly populated, after a partial touch");
-				}
-				// do_fault_around: a window of fault_around_bytes, aligned,
-				// clamped to the VMA and to one PTE table (PTRS_PER_PTE
-				// entries). A VMA edge: the VMA clips the window. A PTE-table
-				// edge: the window is the table's first or last while the VMA
-				// goes on across that edge (so the table, not the VMA, ends it).
-				const uint64_t window = std::max<uint64_t>(65536, page) & ~(page - 1);
-				const uint64_t table = page / (cfg.arch == Arch::A32 ? 4 : 8) * page;
-				const uint64_t w0 = addr / window * window, t0 = addr / table * table;
-				if (vma.found && (w0 < vma.start || w0 + window > vma.end))
-					t->hit("v3 fault-around at a VMA edge");
-				if (vma.found && ((w0 == t0 && vma.start < t0) || (w0 + window == t0 + table && vma.end > t0 + table)))
-					t->hit("v3 fault-around at a PTE-table edge");
-			}
+			if (e.machine().stats().map_pages_calls > before.map_pages_calls)
+				fault_around(e.machine().stats().last_fault_around, op.proc, addr, page, vma, vmas_made, zapped, t);
 			break;
 		default:
 			break;
 		}
 	}
-	(void)mapped;
 	t->contents_bytes += e.contents().bytes_checked();
 	if (e.violation())
 		t->violations[to_string(e.violation().what)]++;

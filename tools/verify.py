@@ -87,7 +87,7 @@ def main(argv):
         built, last = extra.build_release(run, release)
         if not built:
             progress.note(f"setup: the release build failed ({last}); those techniques fall back or skip")
-    progress.begin("setup", "building the coverage preset (faultline-cli, fl_props) for the reach report")
+    progress.begin("setup", "building the coverage preset (faultline-cli) for the reach report")
     built, last = reach.build_coverage(run)
     if not built:
         progress.note(f"setup: the coverage build failed ({last}); the reach report has no coverage")

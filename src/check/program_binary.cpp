@@ -20,7 +20,10 @@ constexpr size_t kMaxReserves = 4;  // labels R..U
 constexpr int kMaxProcs = 64;
 // MAP_POPULATE faults in every page; keep that cheap for the model.
 constexpr uint64_t kMaxPopulatePages = 256;
-constexpr uint64_t kMaxMapPages = 16;
+// 40 pages: 2.5 of v3's 16-page fault-around windows, so that mappings of
+// 17-40 pages (windows clipped by the VMA, the next window partly populated)
+// exist on every geometry, not only on the big ones.
+constexpr uint64_t kMaxMapPages = 40;
 // Maps below the 32-bit machine's RAM (sim/machine.h kMachineRam32) are
 // shrunk, bigger ones kept (they fail cheaply).
 // A mapping of a big map that would succeed with more pages than this is
@@ -115,6 +118,8 @@ private:
 	void load_store(int proc, bool store);
 	void update_lookup(int proc, bool update);
 	void smaps(int proc);
+	void fault_window(int proc);
+	uint64_t edge_page(uint64_t pages);
 
 	uint64_t pgoff();
 	Num length(uint64_t pgoff);
@@ -131,8 +136,10 @@ private:
 Program Decoder::run()
 {
 	map_spec();
-	for (int i = 0; i < kMaxDecodedOps && !in_.empty(); i++)
+	while (p_.ops.size() < size_t(kMaxDecodedOps) && !in_.empty())
 		op();
+	if (p_.ops.size() > size_t(kMaxDecodedOps))
+		p_.ops.resize(size_t(kMaxDecodedOps));  // a fault_window() near the end
 	return std::move(p_);
 }
 
@@ -171,10 +178,16 @@ void Decoder::map_spec()
 	b = in_.u8();
 	m.key_size = b < 240 ? 4 : b % 4 == 0 ? 0 : b % 4 == 1 ? 8 : b % 4 == 2 ? in_.u32() : 4;
 	const bool big = b >= 240 && b % 4 == 3;
+	// One map in 32 spans PTE tables whole (513 or 1030 4K pages, mapped
+	// whole by fault_window()): v3's fault-around at a table's edges.
+	const bool tables = b >= 232 && b < 240;
 	if (big) {
 		const Geometry &g = kBigGeometries[in_.pick(std::size(kBigGeometries))];
 		m.value_size = g.value_size;
 		m.max_entries = g.max_entries;
+	} else if (tables) {
+		m.value_size = 4096;
+		m.max_entries = b & 1 ? 1030 : 513;
 	}
 
 	b = in_.u8();
@@ -199,7 +212,7 @@ void Decoder::map_spec()
 	// on every mmap. Sizes past the machine's RAM stay: they fail cheaply.
 	uint64_t elem = (uint64_t(m.value_size) + 7) & ~uint64_t(7);
 	const uint64_t bytes = elem * m.max_entries;
-	if (!big && bytes > kMaxMapPages * kPage && bytes < kMachineRam32) {
+	if (!big && !tables && bytes > kMaxMapPages * kPage && bytes < kMachineRam32) {
 		if (elem > kMaxMapPages * kPage) {
 			m.value_size = uint32_t(kMaxMapPages * kPage - m.value_size % 8);
 			elem = (uint64_t(m.value_size) + 7) & ~uint64_t(7);
@@ -228,7 +241,8 @@ void Decoder::op()
 		proc = sel >= 0xe0 ? 1 : procs_ - 1;
 	const bool have_map = !maps_.empty();
 	switch (sel & 31) {
-	case 0: case 1: case 2: case 3: mmap(proc, false, false); break;
+	case 0: case 1: case 2: mmap(proc, false, false); break;
+	case 3: fault_window(proc); break;
 	case 4: mmap(proc, true, false); break;
 	case 30: mmap(proc, false, have_map); break;
 	case 5: reserve(proc); break;
@@ -654,6 +668,101 @@ void Decoder::smaps(int proc)
 	Op op = make(OpKind::smaps, proc);
 	op.addr = inside(region());
 	p_.ops.push_back(op);
+}
+
+// A page at an edge of v3's fault-around of an n-page mapping: the first
+// and last pages of its 16-page windows, and either side of a PTE table's
+// edge as the process's first mapping has them (it ends on one: mmap_base
+// is aligned, the layout top-down, so page n % 512 starts the last table).
+uint64_t Decoder::edge_page(uint64_t n)
+{
+	const uint64_t t = n % 512;
+	const uint64_t pick[] = {0, 1, 15, 16, 17, 31, n - 1, n - 2, n - 16, n - 17, t - 1, t, t + 15, t + 16, t + 511,
+				 t + 496};
+	const uint64_t p = pick[in_.pick(std::size(pick))];
+	return p < n ? p : 0;  // the wrapped and the past-the-end ones: page 0
+}
+
+// v3's ->map_pages over a window partly populated and at its edges: a read
+// fault in a 16-page window where a touch (a write fault: one PTE), a
+// DONTNEED, a split or a fork came first, mostly on a fresh mapping of
+// 17-40 pages from pgoff 0 (2-3 windows, the first clipped by the VMA's
+// start: the layout is top-down) or of the whole map (big geometries span
+// PTE tables). Several ops from one selector byte, so that mutations keep
+// the touch and the fault together.
+void Decoder::fault_window(int proc)
+{
+	const uint8_t b = in_.u8();
+	int label = -1;
+	uint64_t n = 0;
+	if (maps_.empty() || b % 4 != 0) {
+		Op op = make(OpKind::mmap, proc);
+		// the whole map: now and then, mostly when it spans PTE tables
+		n = b % 8 < (visible_ > 512 ? 2 : 6) ? 17 + in_.u8() % 24 : visible_;
+		n = std::max<uint64_t>(1, std::min(n, visible_));
+		if (n > kMaxEagerPages) {  // as mmap() cuts it
+			op.pgoff = visible_ - kWindowPages;
+			n = kWindowPages;
+		}
+		op.len = pages(n);
+		op.prot = uapi::PROT_READ | uapi::PROT_WRITE;
+		op.flags = uapi::MAP_SHARED;
+		op.label = label = define_map(n);
+		p_.ops.push_back(op);
+	} else {
+		const Region &r = region();
+		label = r.label;
+		n = std::max<uint64_t>(1, r.pages);
+	}
+	const Region r{label, n};
+	const uint64_t p = edge_page(n);
+	static constexpr int64_t kNear[] = {1, -1, 1, -1, 2, -2, 0, 8};
+	const int64_t q0 = int64_t(p) + kNear[in_.pick(std::size(kNear))];
+	const uint64_t q = q0 < 0 || uint64_t(q0) >= n ? p : uint64_t(q0);
+	auto access = [&](OpKind kind, uint64_t page, int in_proc) {
+		Op op = make(kind, in_proc);
+		op.addr = at_page(r, page);
+		op.size = 8;
+		op.value = kind == OpKind::store ? value() : 0;
+		p_.ops.push_back(op);
+	};
+	auto range = [&](OpKind kind, uint64_t page) {
+		Op op = make(kind, proc);
+		op.addr = at_page(r, page);
+		op.len = pages(1);
+		if (kind == OpKind::madvise)
+			op.advice = uapi::MADV_DONTNEED;
+		if (kind == OpKind::mprotect)
+			op.prot = uapi::PROT_READ;
+		p_.ops.push_back(op);
+	};
+	int in_proc = proc;
+	switch (in_.pick(6)) {
+	case 0:  // a touch: one PTE of the window
+		access(OpKind::store, p, proc);
+		break;
+	case 1:  // a DONTNEED of one page of a window faulted in
+		access(OpKind::load, p, proc);
+		range(OpKind::madvise, p);
+		break;
+	case 2:  // a split (a page unmapped or reprotected) after a touch
+		access(OpKind::store, p, proc);
+		range(in_.u8() & 1 ? OpKind::munmap : OpKind::mprotect, q + 2 < n ? q + 2 : n / 2);
+		break;
+	case 3:  // a forked child touches a page of the parent's mapping
+		if (procs_ < kMaxProcs) {
+			p_.ops.push_back(make(OpKind::fork, proc));
+			in_proc = procs_++;
+		}
+		access(OpKind::store, p, in_proc);
+		break;
+	case 4:  // a fault first: the next window may overlap it
+		access(OpKind::load, p, proc);
+		break;
+	default:  // the fault alone, at an edge
+		break;
+	}
+	access(OpKind::load, q, in_proc);
 }
 
 }  // namespace

@@ -174,6 +174,9 @@ static vm_fault_t do_fault_around(vm_fault *vmf)
 
 	rcu_read_lock();
 	kg->stats->map_pages_calls++;
+	kg->stats->last_fault_around = {pte_off, vma_off, from_pte, to_pte, nr_pages,
+		pte_off - min(pte_off, vma_off), pte_off + vma_pages(vmf->vma) - vma_off,
+		PTRS_PER_PTE, 0};
 	ret = vmf->vma->vm_ops->map_pages(vmf,
 			vmf->pgoff + from_pte - pte_off,
 			vmf->pgoff + to_pte - pte_off);

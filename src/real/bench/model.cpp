@@ -14,7 +14,8 @@ Stats operator-(const Stats &a, const Stats &b)
 		     a.ptes_installed - b.ptes_installed,
 		     a.ptes_zapped - b.ptes_zapped,
 		     a.ptl_locks - b.ptl_locks,
-		     a.lost_races - b.lost_races};
+		     a.lost_races - b.lost_races,
+		     a.last_fault_around};
 }
 
 }  // namespace

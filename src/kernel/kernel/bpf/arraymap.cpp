@@ -375,8 +375,10 @@ static vm_fault_t array_map_mmap_pages_v3(bpf_map *map, vm_fault *vmf,
 			      (((u64)pgoff + hdr_pgoff) << PAGE_SHIFT);
 		page *pg;
 
-		if (pte_lookup(vmf->vma->vm_mm, addr))
+		if (pte_lookup(vmf->vma->vm_mm, addr)) {
+			kg->stats->last_fault_around.present++;
 			continue;
+		}
 		pg = vmalloc_to_page(kaddr);
 		if (!pg)
 			continue;  /* leave it to ->fault, which will SIGBUS */

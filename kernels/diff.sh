@@ -18,8 +18,7 @@ root=$(dirname "$KERNELS_DIR")
 arches=(x86_64 i386) patches=() count=0 seed=1 batch=400 files=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--arch) [ $# -ge 2 ] || kdie "--arch needs a value"
-		if [ "$2" = both ]; then arches=(x86_64 i386); else check_arch "$2"; arches=("$2"); fi; shift 2;;
+	--arch) [ $# -ge 2 ] || kdie "--arch needs a value"; set_arches "$2"; shift 2;;
 	--patch) [ $# -ge 2 ] && [ -r "$2" ] || kdie "--patch needs a readable series file"
 		patches+=(--patch "$2"); shift 2;;
 	--count|--seed|--batch) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || kdie "$1 needs a number"
@@ -32,10 +31,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#patches[@]} -gt 0 ] || kdie "diff needs --patch SERIES (the stock kernel is the other side)"
 [ "$batch" -gt 0 ] || kdie "--batch must be positive"
-if [ ${#files[@]} -eq 0 ]; then
-	mapfile -t files < <("$root/tools/corpus_files.sh" "$root")
-	files=("${files[@]/#/$root/}")
-fi
+[ ${#files[@]} -gt 0 ] || corpus_programs
 klog "kernels diff on $KSRC_PKG: ${#files[@]} Program files + $count random (--seed $seed)"
 
 tool=$(kernels_tool)

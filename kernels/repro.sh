@@ -19,8 +19,7 @@ root=$(dirname "$KERNELS_DIR")
 arches=(x86_64 i386) patches=() level="" count=0 seed=1 files=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--arch) [ $# -ge 2 ] || kdie "--arch needs a value"
-		if [ "$2" = both ]; then arches=(x86_64 i386); else check_arch "$2"; arches=("$2"); fi; shift 2;;
+	--arch) [ $# -ge 2 ] || kdie "--arch needs a value"; set_arches "$2"; shift 2;;
 	--patch) [ $# -ge 2 ] && [ -r "$2" ] || kdie "--patch needs a readable series file"
 		patches+=(--patch "$2"); shift 2;;
 	--level) [ $# -ge 2 ] || kdie "--level needs a value"
@@ -33,16 +32,8 @@ while [ $# -gt 0 ]; do
 	*) [ -r "$1" ] || kdie "cannot read Program '$1'"; files+=("$1"); shift;;
 	esac
 done
-if [ ${#patches[@]} -eq 0 ]; then
-	[ -z "$level" ] || [ "$level" = pre ] || kdie "a stock kernel is level pre (give --patch for $level)"
-	level=pre
-else
-	level=${level:-v2}
-fi
-if [ ${#files[@]} -eq 0 ]; then
-	mapfile -t files < <("$root/tools/corpus_files.sh" "$root")
-	files=("${files[@]/#/$root/}")
-fi
+series_level
+[ ${#files[@]} -gt 0 ] || corpus_programs
 
 tool=$(kernels_tool)
 cli=$(faultline_cli)

@@ -17,8 +17,7 @@ root=$(dirname "$KERNELS_DIR")
 arches=(x86_64) patches=() level="" count=0 seed=1 batch=400 record=0 files=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--arch) [ $# -ge 2 ] || kdie "--arch needs a value"
-		if [ "$2" = both ]; then arches=(x86_64 i386); else check_arch "$2"; arches=("$2"); fi; shift 2;;
+	--arch) [ $# -ge 2 ] || kdie "--arch needs a value"; set_arches "$2"; shift 2;;
 	--patch) [ $# -ge 2 ] || kdie "--patch needs a file"; patches+=(--patch "$2"); shift 2;;
 	--level) [ $# -ge 2 ] || kdie "--level needs a value"
 		case "$2" in pre|v1|v2|v3) level=$2;; *) kdie "unknown --level '$2' (pre, v1, v2, v3)";; esac; shift 2;;
@@ -31,16 +30,12 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ "$batch" -gt 0 ] || kdie "--batch must be positive"
-if [ ${#patches[@]} -eq 0 ]; then
-	[ -z "$level" ] || [ "$level" = pre ] || kdie "a stock kernel is level pre (give --patch for $level)"
-	level=pre kname=stock
-else
-	level=${level:-v2} kname=$level
-fi
+series_level
+kname=$level
+[ ${#patches[@]} -gt 0 ] || kname=stock
 if [ ${#files[@]} -eq 0 ] && [ "$count" -eq 0 ] || [ $record = 1 ]; then
 	[ ${#files[@]} -eq 0 ] || kdie "--record takes no FILE (it records the corpus)"
-	mapfile -t files < <("$root/tools/corpus_files.sh" "$root")
-	files=("${files[@]/#/$root/}")
+	corpus_programs
 fi
 [ "$count" -gt 0 ] && klog "random Programs: --count $count --seed $seed"
 

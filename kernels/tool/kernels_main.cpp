@@ -215,6 +215,25 @@ int stage_main(const std::vector<std::string> &a)
 	return 0;
 }
 
+// One staged Program of DIR/index.tsv (stage's output): its file under
+// DIR/p, its configuration's name, and where it came from.
+struct Staged {
+	std::string name, config, source;
+};
+
+std::vector<Staged> read_index(const fs::path &dir)
+{
+	std::vector<Staged> staged;
+	std::istringstream index(slurp((dir / "index.tsv").string()));
+	for (std::string line; std::getline(index, line);) {
+		std::istringstream f(line);
+		Staged s;
+		std::getline(f, s.name, '\t'), std::getline(f, s.config, '\t'), std::getline(f, s.source);
+		staged.push_back(s);
+	}
+	return staged;
+}
+
 enum class Outcome { agree, differs, disagree };
 
 // Compares one guest trace with the port's through the oracle's comparison
@@ -280,13 +299,9 @@ int compare_main(const std::vector<std::string> &a)
 	const fs::path dir = args.pos[0];
 	Console con = parse_console(slurp(args.pos[1]));
 	std::string record = args.get("--record"), kernel = args.get("--kernel");
-	std::istringstream index(slurp((dir / "index.tsv").string()));
 	size_t agree = 0, disagree = 0, differs = 0, not_run = 0, missing = 0;
 	StockLook stock_look;
-	for (std::string line; std::getline(index, line);) {
-		std::istringstream f(line);
-		std::string name, cname, source;
-		std::getline(f, name, '\t'), std::getline(f, cname, '\t'), std::getline(f, source);
+	for (const auto &[name, cname, source] : read_index(dir)) {
 		Program p = parse_or_throw(slurp((dir / "p" / name).string()), name);
 		Config c = *parse_config_name(cname);
 		auto it = con.results.find(name);
@@ -332,12 +347,8 @@ int repro_compare_main(const std::vector<std::string> &a)
 		throw Usage("repro-compare needs DIR (from stage, with NAME.repro files) and the CONSOLE log");
 	const fs::path dir = args.pos[0];
 	Console con = parse_console(slurp(args.pos[1]));
-	std::istringstream index(slurp((dir / "index.tsv").string()));
 	size_t same = 0, differs = 0, both_refused = 0, failed = 0, without = 0;
-	for (std::string line; std::getline(index, line);) {
-		std::istringstream f(line);
-		std::string name, cname, source;
-		std::getline(f, name, '\t'), std::getline(f, cname, '\t'), std::getline(f, source);
+	for (const auto &[name, cname, source] : read_index(dir)) {
 		const std::string repro = name.substr(0, name.rfind('.')) + ".repro";
 		if (!fs::exists(dir / "p" / repro)) {
 			without++;  // faultline repro refused it (repro.sh printed why)
@@ -406,13 +417,9 @@ int diff_main(const std::vector<std::string> &a)
 		throw Usage("diff needs DIR (from stage --patch any), the stock CONSOLE and the patched CONSOLE");
 	const fs::path dir = args.pos[0];
 	Console stock = parse_console(slurp(args.pos[1])), patched = parse_console(slurp(args.pos[2]));
-	std::istringstream index(slurp((dir / "index.tsv").string()));
 	size_t same = 0, named = 0, stopped = 0, differ = 0, not_run = 0, one_sided = 0;
 	std::map<std::string, size_t> used;
-	for (std::string line; std::getline(index, line);) {
-		std::istringstream f(line);
-		std::string name, cname, source;
-		std::getline(f, name, '\t'), std::getline(f, cname, '\t'), std::getline(f, source);
+	for (const auto &[name, cname, source] : read_index(dir)) {
 		Program p = parse_or_throw(slurp((dir / "p" / name).string()), name);
 		const Trace *ts = nullptr, *tp = nullptr;
 		std::string ns = side(stock.results, name, &ts), np = side(patched.results, name, &tp);

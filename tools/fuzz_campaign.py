@@ -263,6 +263,16 @@ def progress(task, start_all):
 
 def minimise(task, crash):
     out = crash + ".min"
+    try:
+        _run_minimiser(task, crash, out)
+    except subprocess.TimeoutExpired:
+        # under load the minimiser can run out of time: keep the finding as found
+        say(f"[fuzz] {task.name}: minimising {os.path.basename(crash)} timed out, kept unminimised")
+        return crash
+    return out if os.path.exists(out) and os.path.getsize(out) <= os.path.getsize(crash) else crash
+
+
+def _run_minimiser(task, crash, out):
     if task.engine == "libfuzzer":
         subprocess.run([task.binary(), "-minimize_crash=1", "-runs=20000", "-max_total_time=30",
                         f"-exact_artifact_path={out}", crash], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -271,7 +281,6 @@ def minimise(task, crash):
         subprocess.run(["afl-tmin", "-i", crash, "-o", out, "-t", "10000", "--", task.binary()],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300,
                        env=dict(os.environ, AFL_SKIP_CPUFREQ="1"))
-    return out if os.path.exists(out) and os.path.getsize(out) <= os.path.getsize(crash) else crash
 
 
 def describe(task, crash):

@@ -67,7 +67,10 @@ inline int arena_spin_trylock_word(buddy_ctx *b, u64 lock)
 		       : -EBUSY;
 }
 
-inline void arena_spin_untrylock_word(buddy_ctx *b, u64 lock) { arena_spin_unlock_word(b, lock, sched::Label{}); }
+inline void arena_spin_untrylock_word(buddy_ctx *b, u64 lock)
+{
+	__atomic_store_n(b->arena->word32(lock), 0u, __ATOMIC_RELEASE);
+}
 
 // __sync_val_compare_and_swap on a u64 in arena memory: the value it found.
 inline u64 arena_cmpxchg64(buddy_ctx *b, u64 addr, u64 old, u64 new_)

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The native build's producers: one real thread per producer, pinned, each
 // running invocations (workload.h) on its own CPU id with every alloc and
-// free timed on its own (clock_gettime around the call, as the seed's
-// bpf_ktime_get_ns pair is: the timer's cost is inside the figure). Every
-// run ends with the invariant check of NativeBuddy::drain_and_check. Plain
-// types only: callers need not be built against the native primitives.
+// free timed on its own (a timer read on each side of the call, as the
+// seed's bpf_ktime_get_ns pair: the timer's cost is inside the figure; here
+// the TSC, converted to ns). Every run ends with the invariant check of
+// NativeBuddy::drain_and_check. Plain types only: callers need not be built
+// against the native primitives.
 #pragma once
 
 #include <cstdint>

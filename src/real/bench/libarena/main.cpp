@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 		    "pinned round-robin to CPUs %s; 64-byte allocations; per cell the mean of %d runs of %.2f s "
 		    "(after %.2f s warmup), before (level `before`) and after (level `series`) back to back\n",
 		    join(cpus).c_str(), o->runs, o->duration_s, o->warmup_s);
-	std::printf("timer: a clock_gettime pair around every op, %.1f ns, is inside every figure (as the seed's "
+	std::printf("timer: a TSC read pair around every op, %.1f ns, is inside every figure (as the seed's "
 		    "bpf_ktime_get_ns pair is)\n", timer_pair_ns());
 	if (max_prod > ncpus)
 		std::printf("oversubscribed (*): more producers than this machine's %d CPUs; compare speedups (ratios), "

@@ -8,11 +8,6 @@ set -u
 bench=$1
 source "$(dirname "$0")/../../../../../tests/expect.sh"
 EXPECT_CMD=("$bench")
-one_line_error() {  # bad input: exactly one line on stderr, nothing on stdout
-	local out
-	out=$("$bench" "$@" 2>&1 >/dev/null | wc -l)
-	[ "$out" -eq 1 ] && passes=$((passes + 1)) || { echo "FAIL: $* -> $out lines of error"; fails=$((fails + 1)); }
-}
 expect 2 "bad value '9' for -p: producers, 1..8" -p 9
 expect 2 "bad value '0' for --allocs" --allocs 0
 expect 2 "bad value '1,,4' for --allocs" --allocs 1,,4

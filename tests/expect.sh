@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared by the command-line contract tests (sourced): `expect RC PATTERN ARGS...`
 # runs "${EXPECT_CMD[@]}" ARGS... and checks its exit code and that its output
-# matches the extended regex; `expect_done` prints the tally and fails if any failed.
+# matches the extended regex; `one_line_error ARGS...` that the run prints
+# exactly one line on stderr (bad input); `expect_done` prints the tally and
+# fails if any failed.
 fails=0 passes=0
 expect() {
 	local want=$1 pattern=$2; shift 2
@@ -13,6 +15,11 @@ expect() {
 	else
 		passes=$((passes + 1))
 	fi
+}
+one_line_error() {  # bad input: exactly one line on stderr
+	local out
+	out=$("${EXPECT_CMD[@]}" "$@" 2>&1 >/dev/null </dev/null | wc -l)
+	[ "$out" -eq 1 ] && passes=$((passes + 1)) || { echo "FAIL: $* -> $out lines of error"; fails=$((fails + 1)); }
 }
 expect_done() {
 	echo "$passes passed, $fails failed"

@@ -10,7 +10,7 @@
 // arena_stderr diagnostics are dropped; can_loop is the loop bound itself.
 #include "libarena/buddy.h"
 
-#include "base/sched/scheduler.h"
+#include "libarena/buddy_sync.h"
 
 namespace fl::libarena {
 
@@ -41,27 +41,17 @@ static void buddy_point(buddy_ctx *b, const sched::Label &label)
 		s->point(label);
 }
 
-static const sched::LockClass kBuddyLock{"buddy->lock", sched::LockKind::spinlock, true};
-
-static const void *lock_obj(buddy_ctx *b) { return reinterpret_cast<const void *>(uintptr_t(b->buddy + BUDDY_LOCK)); }
-
 // include/bpf_arena_spin_lock.h: arena_spin_lock_irqsave. Held on this CPU
 // (an NMI over the holder) it spins until the may_goto budget runs out
-// (-ETIMEDOUT); held by another CPU it waits (under the scheduler the CPU
-// blocks; without one there is one context, so a held lock is this CPU's).
+// (-ETIMEDOUT); held by another CPU it waits (buddy_sync.h: simulated or native).
 static int buddy_lock(buddy_ctx *b)
 {
 	if (b->faults && b->faults->lock_fail_next > 0) {
 		b->faults->lock_fail_next--;
 		return -ETIMEDOUT;
 	}
-	sched::Scheduler *s = sched::active();
-	const u32 owner = b->arena->load32(b->buddy + BUDDY_LOCK);
-	if (owner && (!s || owner == u32(b->cpu) + 1))
-		return -ETIMEDOUT;
-	if (s)
-		s->spin_lock(lock_obj(b), kBuddyLock, FL_SCHED_LABEL("spin"));
-	b->arena->store32(b->buddy + BUDDY_LOCK, u32(b->cpu) + 1);
+	if (int ret = arena_spin_lock_word(b, b->buddy + BUDDY_LOCK, FL_SCHED_LABEL("spin")))
+		return ret;
 	buddy_point(b, FL_SCHED_LABEL("held"));  /* "lock_held": where an NMI finds the lock taken */
 	return 0;
 }
@@ -69,9 +59,7 @@ static int buddy_lock(buddy_ctx *b)
 // include/bpf_arena_spin_lock.h: arena_spin_unlock_irqrestore
 static void buddy_unlock(buddy_ctx *b)
 {
-	b->arena->store32(b->buddy + BUDDY_LOCK, 0);
-	if (sched::Scheduler *s = sched::active())
-		s->spin_unlock(lock_obj(b), kBuddyLock, FL_SCHED_LABEL("release"));
+	arena_spin_unlock_word(b, b->buddy + BUDDY_LOCK, FL_SCHED_LABEL("release"));
 }
 
 // src/buddy.bpf.c: buddy_reserve_arena_vaddr
@@ -93,25 +81,32 @@ static void buddy_unreserve_arena_vaddr(buddy_ctx *b)
 	b->arena->store64(b->buddy + BUDDY_VADDR, 0);
 }
 
-// src/buddy.bpf.c: buddy_alloc_arena_vaddr (the CAS always wins: one context)
+// src/buddy.bpf.c: buddy_alloc_arena_vaddr. Bump buddy->vaddr by a chunk
+// with a CAS; a CAS lost for the whole can_loop budget gives -EINVAL.
 static int buddy_alloc_arena_vaddr(buddy_ctx *b, u64 *vaddrp)
 {
 	u64 vaddr, next;
+	u64 i;
 
 	if (!b || !vaddrp)
 		return -EINVAL;
 
-	vaddr = b->arena->load64(b->buddy + BUDDY_VADDR);
-	next = vaddr + BUDDY_CHUNK_BYTES;
+	for (i = 0; i < CAN_LOOP_BUDGET; i++) {
+		vaddr = b->arena->load64(b->buddy + BUDDY_VADDR);
+		next = vaddr + BUDDY_CHUNK_BYTES;
 
-	if (next > BUDDY_VADDR_SIZE)
-		return -EINVAL;
+		if (next > BUDDY_VADDR_SIZE)
+			return -EINVAL;
 
-	b->arena->store64(b->buddy + BUDDY_VADDR, next);  /* __sync_val_compare_and_swap */
+		if (arena_cmpxchg64(b, b->buddy + BUDDY_VADDR, vaddr, next) != vaddr)
+			continue;
 
-	*vaddrp = b->arena->base() + BUDDY_VADDR_OFFSET + vaddr;
+		*vaddrp = b->arena->base() + BUDDY_VADDR_OFFSET + vaddr;
 
-	return 0;
+		return 0;
+	}
+
+	return -EINVAL;
 }
 
 const char *to_string(buddy_level l)
@@ -636,16 +631,13 @@ u64 xfer_obj(u64 xfer, u64 i) { return xfer + XFER_OBJS + 8 * i; }
 static int buddy_xfer_trylock(buddy_ctx *b, u64 xfer)
 {
 	buddy_point(b, FL_SCHED_LABEL("try"));
-	if (b->arena->load32(xfer + XFER_LOCK))
-		return -EBUSY;
-	b->arena->store32(xfer + XFER_LOCK, u32(b->cpu) + 1);
-	return 0;
+	return arena_spin_trylock_word(b, xfer + XFER_LOCK);
 }
 
 // seed 002 "Add a transfer cache": arena_spin_unlock. UNCONFIRMED.
 static void buddy_xfer_unlock(buddy_ctx *b, u64 xfer)
 {
-	b->arena->store32(xfer + XFER_LOCK, 0);
+	arena_spin_untrylock_word(b, xfer + XFER_LOCK);
 	buddy_point(b, FL_SCHED_LABEL("release"));
 }
 

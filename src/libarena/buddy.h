@@ -69,7 +69,13 @@ inline constexpr u64 BUDDY_CACHE_CAP = 8;     // objects per per-CPU LIFO
 inline constexpr u64 BUDDY_CACHE_BATCH_ORDER = 2;
 inline constexpr u64 BUDDY_CACHE_BATCH = 1ull << BUDDY_CACHE_BATCH_ORDER;  // objects moved per refill / spill
 inline constexpr u64 BUDDY_XFER_CAP = 8;      // objects per transfer cache (two batches)
+#ifdef FL_BUDDY_NATIVE
+inline constexpr int BUDDY_NR_CPUS = 8;       // the native build's: one per producer of the bench
+inline constexpr u64 BUDDY_GLOBALS_PAGES = 2;
+#else
 inline constexpr int BUDDY_NR_CPUS = 4;       // the harness's CPUs (libarena: _Q_MAX_CPUS)
+inline constexpr u64 BUDDY_GLOBALS_PAGES = 1;
+#endif
 
 // struct buddy_cache { u32 active; u32 nr[ORDERS]; u64 objs[ORDERS][CAP]; } per CPU, in struct buddy
 inline constexpr u64 CACHE_ACTIVE = 0, CACHE_NR = 4, CACHE_OBJS = 40,
@@ -78,7 +84,7 @@ inline constexpr u64 CACHE_ACTIVE = 0, CACHE_NR = 4, CACHE_OBJS = 40,
 inline constexpr u64 XFER_LOCK = 0, XFER_COUNT = 4, XFER_OBJS = 8, SIZEOF_BUDDY_XFER = XFER_OBJS + 8 * BUDDY_XFER_CAP;
 inline constexpr u64 BUDDY_CACHES = SIZEOF_BUDDY, BUDDY_XFERS = BUDDY_CACHES + BUDDY_NR_CPUS * SIZEOF_BUDDY_CACHE,
 		     SIZEOF_BUDDY_SERIES = BUDDY_XFERS + BUDDY_CACHE_ORDERS * SIZEOF_BUDDY_XFER;
-static_assert(SIZEOF_BUDDY_SERIES <= __PAGE_SIZE, "struct buddy stays in the globals page");
+static_assert(SIZEOF_BUDDY_SERIES <= BUDDY_GLOBALS_PAGES * __PAGE_SIZE, "struct buddy stays in the globals pages");
 
 enum class buddy_level { before, nmi_deferred, ret_overwrite, series, guard_leak };
 const char *to_string(buddy_level);

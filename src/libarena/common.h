@@ -13,7 +13,11 @@
 #include <cstdint>
 #include <memory>
 
+#ifdef FL_BUDDY_NATIVE
+#include "libarena/native/native_arena.h"
+#else
 #include "sim/machine.h"
+#endif
 
 namespace fl::libarena {
 
@@ -27,6 +31,10 @@ inline constexpr u32 ARENA_PAGES = 1u << 20;
 inline constexpr u64 __PAGE_SIZE = 4096;
 inline constexpr int NUMA_NO_NODE = -1;
 
+#ifdef FL_BUDDY_NATIVE
+// The native build (src/libarena/native/): the same interface on this process's memory.
+using Arena = NativeArena;
+#else
 // The arena map and the program's access to it (struct bpf_map arena SEC(".maps")).
 class Arena {
 public:
@@ -53,6 +61,7 @@ private:
 	std::unique_ptr<Machine> m_;
 	u64 base_ = 0;
 };
+#endif
 
 // src/common.bpf.c: arena_fls, 1-based (64 - clzll(x); 0 for 0).
 inline u64 arena_fls(u64 x) { return x ? 64 - __builtin_clzll(x) : 0; }

@@ -22,8 +22,11 @@ const Label &label_named(const std::string &name);
 const Label &label_by_id(uint32_t id);
 
 // A call-site label: evaluated once per site (GNU statement expression, so
-// that __func__ is the enclosing kernel function's name).
+// that __func__ is the enclosing kernel function's name). The expression
+// yields the pointer and the dereference is outside it: a statement
+// expression returns its value by copy, and a copied Label is a std::string
+// copy (a malloc and a free for names over 15 characters) at every point.
 #define FL_SCHED_LABEL(site) \
-	({ static const ::fl::sched::Label *fl_lbl_ = &::fl::sched::intern_label(__func__, site); *fl_lbl_; })
+	(*({ static const ::fl::sched::Label *const fl_lbl_ = &::fl::sched::intern_label(__func__, site); fl_lbl_; }))
 
 }  // namespace fl::sched

@@ -7,11 +7,6 @@ set -u
 bench=$1
 source "$(dirname "$0")/../../../../tests/expect.sh"
 EXPECT_CMD=("$bench")
-one_line_error() {  # bad input: exactly one line on stderr, nothing on stdout
-	local out
-	out=$("$bench" "$@" 2>&1 >/dev/null | wc -l)
-	[ "$out" -eq 1 ] && passes=$((passes + 1)) || { echo "FAIL: $* -> $out lines of error"; fails=$((fails + 1)); }
-}
 expect 2 "bad value '0' for --map-size" --map-size 0
 expect 2 "bad value 'lots' for --map-size" --map-size lots
 expect 2 "bad value '8Mb' for --map-size" --map-size 8Mb

@@ -47,6 +47,7 @@ private:
 	int shadow_free(u64 a) { return live(a) ? (remove_live(a), 0) : -EINVAL; }
 	int shadow_drain();
 	bool cached(u64 a);
+	bool held(u64 a);
 	bool fail(size_t i, std::string what);
 	bool quiescent() const { return std::none_of(busy_, busy_ + BUDDY_NR_CPUS, [](bool x) { return x; }); }
 	// (concurrent) every other CPU has run all its ops: nothing can interleave
@@ -140,6 +141,14 @@ int Runner::shadow_drain()
 		err = err ? err : e;
 	}
 	return err;
+}
+
+// (series) a is no caller's but its allocated bit is set: a cache (the
+// LIFO of a CPU mid-op too), the deferred list or a free in flight holds it.
+bool Runner::held(u64 a)
+{
+	const u64 c = a & ~BUDDY_CHUNK_OFFSET_MASK, idx = (a & BUDDY_CHUNK_OFFSET_MASK) / BUDDY_MIN_ALLOC_BYTES;
+	return !live(a) && (arena_.load8(c + CHUNK_ALLOCATED + idx / 8) & (1u << (idx % 8)));
 }
 
 // (series) a cache or the deferred list holds a (read from the allocator).
@@ -276,9 +285,11 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 			// twice: a cycle only the may_goto budget ends. A known misuse.
 			v_.trace.back() += "  -> skipped (already freed in NMI)";
 		} else if (has_caches(p_.level) && addr && !live(addr) && addr % 16 == 0 &&
-			   (cached(addr) || std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, addr))) {
+			   (held(addr) || std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, addr))) {
 			// the interrupted free's own object still has its bit: a double free
-			// the lockless check cannot see, as a cached one's (a libFuzzer finding)
+			// the lockless check cannot see, as a cached one's (a libFuzzer
+			// finding); so has one in the LIFO of the CPU the NMI interrupts,
+			// which the cache check skips mid-update (an AFL++ finding)
 			v_.trace.back() += "  -> skipped (D2: a cache holds it, or a free in flight)";
 		} else {
 			const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(op.cpu) + 1;

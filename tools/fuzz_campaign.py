@@ -97,6 +97,8 @@ def parse_args(argv):
     p.add_argument("--from-scratch", action="store_true", help="start from an empty corpus, not the seeds")
     p.add_argument("--no-cmplog", action="store_true",
                    help="AFL++ without its CmpLog binary (which is a second build of the whole library)")
+    p.add_argument("--first-finding", action="store_true",
+                   help="describe and keep only each run's first crash (short runs: saves re-running dozens)")
     p.add_argument("--no-minimise", action="store_true", help="keep each finding's input as found (short runs)")
     p.add_argument("--patch", default=",".join(PATCHES), help="comma list of " + ",".join(PATCHES))
     p.add_argument("--arch", default=",".join(ARCHES), help="comma list of 32,64")
@@ -161,7 +163,7 @@ def build(engines, tasks, cmplog=True):
             die(f"building the {flavour} fuzz targets failed")
 
 
-FROM_SCRATCH = NO_MINIMISE = False
+FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False
 USE_CMPLOG = True
 
 
@@ -377,7 +379,7 @@ def classify(task, verdict, body):
 def collect_findings(task):
     """One Program file per distinct verdict; only its first input is minimised."""
     seen = {}
-    for t, crash in sorted(task.crashes):
+    for t, crash in sorted(task.crashes)[:1] if FIRST_FINDING else sorted(task.crashes):
         verdict, body = describe(task, crash)
         if verdict is None:
             continue
@@ -456,10 +458,11 @@ def buddy_finding(task, t, crash, verdict, body, digest):
 
 
 def main(argv):
-    global FINDINGS, FROM_SCRATCH, NO_MINIMISE, BUDDY_FINDINGS, USE_CMPLOG
+    global FINDINGS, FROM_SCRATCH, NO_MINIMISE, FIRST_FINDING, BUDDY_FINDINGS, USE_CMPLOG
     a = parse_args(argv)
     FINDINGS = os.path.abspath(a.findings)
     FROM_SCRATCH, NO_MINIMISE, USE_CMPLOG = a.from_scratch, a.no_minimise, not a.no_cmplog
+    FIRST_FINDING = a.first_finding
     BUDDY_FINDINGS = os.path.abspath(a.buddy_findings)
     tasks = []
     for level in (a.levels if "buddy" in a.targets else []):

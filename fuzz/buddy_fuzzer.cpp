@@ -3,8 +3,8 @@
 // at the build's libarena level (-DFL_BUDDY_LEVEL="before" | "nmi_deferred" |
 // "ret_overwrite" | "series" | "guard_leak") -> run on a fresh port arena
 // with the shadow model and invariants I1-I12 after every op and at every
-// named point. At the series levels an input whose first byte is 0 mod 4
-// is concurrent: its CPUs run as scheduler tasks under a ByteSchedule
+// named point. Past `before` (the nmi and series levels) an input whose
+// first byte is 0 mod 4 is concurrent: its CPUs run as scheduler tasks under a ByteSchedule
 // decoded from its last bytes ((delta, target) pairs, as the program
 // target's). Aborts, printing the Program's text form (with the schedule
 // it took), on the first violation. Under AFL++ (afl-clang-fast++,
@@ -47,7 +47,7 @@ struct Outcome {
 Outcome run_input(const uint8_t *data, size_t size)
 {
 	static const fl::libarena::buddy_level level = build_level();
-	const bool concurrent = fl::libarena::has_caches(level) && size > 2 && data[0] % 4 == 0;
+	const bool concurrent = level != fl::libarena::buddy_level::before && size > 2 && data[0] % 4 == 0;
 	std::vector<std::pair<uint32_t, uint8_t>> picks;
 	if (concurrent) {  // the last bytes: up to 8 (delta, target) pairs
 		const size_t n = std::min<size_t>(8, (size - 1) / 4);

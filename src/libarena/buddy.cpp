@@ -42,6 +42,14 @@ static void buddy_point(buddy_ctx *b, const sched::Label &label)
 		s->point(label);
 }
 
+// Not libarena: a point only the harness sees (no scheduling decision):
+// where its shadow model follows a step no other CPU can interleave with.
+static void buddy_note(buddy_ctx *b, const sched::Label &label)
+{
+	if (b->faults && b->faults->at_point)
+		b->faults->at_point(b->faults->point_arg, b, label);
+}
+
 static const sched::LockClass kBuddyLock{"buddy->lock", sched::LockKind::spinlock, true};
 
 static const void *lock_obj(buddy_ctx *b) { return reinterpret_cast<const void *>(uintptr_t(b->buddy + BUDDY_LOCK)); }
@@ -877,6 +885,7 @@ static int deferred_free_complete(buddy_ctx *b)
 
 	obj = b->arena->load64(b->buddy + BUDDY_DEFERRED_FREE);
 	b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, 0);
+	buddy_note(b, FL_SCHED_LABEL("taken"));  /* the whole list is this CPU's now */
 	for (i = 0; obj && i < CAN_LOOP_BUDGET; i++, obj = next) {
 		next = b->arena->load64(obj);
 		err = buddy_free_unlocked(b, obj);

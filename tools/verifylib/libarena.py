@@ -25,6 +25,7 @@ LEVELS = [("before", False), ("nmi_deferred", False), ("series", False), ("ret_o
 # predicted at the point they take the list; ret_overwrite's bug is sequential: concurrent
 # runs free only live objects, so the explorer is not expected to find it).
 EXPLORE_LEVELS = ["before", "nmi_deferred", "series", "ret_overwrite", "guard_leak"]
+FUZZ_ORDER = ["guard_leak", "ret_overwrite", "series", "before", "nmi_deferred"]
 RC_TESTS = {"before": "BeforeKeepsEveryInvariant", "nmi_deferred": "NmiDeferredKeepsEveryInvariant",
             "series": "SeriesKeepsEveryInvariant", "ret_overwrite": "FindsRetOverwriteDoubleFree",
             "guard_leak": "FindsGuardLeftSet"}
@@ -135,11 +136,8 @@ def run_libarena(run, seconds):
     proofs = _proofs(run, seconds * 0.1)
     left = lambda: max(1.0, seconds - (time.monotonic() - t0))  # noqa: E731
     engines = [e for e in ("libfuzzer", "afl") if os.access(run.tool("build", "fuzz", e, "buddy-guard_leak"), os.X_OK)]
-    # every level when the share allows 5 s per (level, engine) pair, else the two that matter most
-    fuzz_levels = [lv for lv, _ in LEVELS] if seconds >= 60 else ["before", "series", "ret_overwrite", "guard_leak"] \
-        if seconds >= 30 else ["series", "guard_leak"]
-    # the rest in three parts: explorer and RapidCheck per level, the fuzz campaign
-    share = left() / (3 if engines else 2)
+    # the rest: a quarter each to the explorer and RapidCheck, half to the fuzz campaign
+    share = left() / (4 if engines else 2)
     rows = []
     ex_out = run.folder("libarena-explore")
     for lv in EXPLORE_LEVELS:
@@ -153,8 +151,12 @@ def run_libarena(run, seconds):
     fuzz_note = "" if engines else "no buddy fuzz binaries (fuzz/build.sh)"
     if engines:
         # the campaign's own start, AFL++'s calibration and the replays of
-        # its findings come on top of --time: ask for three quarters of what is left
-        frows, fuzz_note = _fuzz(run, fuzz_levels, "both" if len(engines) == 2 else engines[0], left() * 0.75)
+        # its findings come on top of --time: ask for three quarters of what
+        # is left, and as many levels (most telling first) as get >= 5 s per
+        # engine (the campaign's shortest run)
+        budget = left() * 0.75
+        n = max(2, min(len(FUZZ_ORDER), int(budget * (os.cpu_count() or 1) / (5 * len(engines)))))
+        frows, fuzz_note = _fuzz(run, FUZZ_ORDER[:n], "both" if len(engines) == 2 else engines[0], budget)
         rows += frows
     verdicts, problems = [], []
     for lv, historical in LEVELS:

@@ -11,6 +11,7 @@
 // or an undecided query; 2 on bad options.
 #include <z3++.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <sstream>

@@ -34,12 +34,17 @@ PLANT = os.environ.get("FL_PLANT", "")
 BUILD = os.path.join(ROOT, "build", f"fuzz-plant-{PLANT}" if PLANT else "fuzz")
 CLI = os.path.join(ROOT, "build", "plant" if PLANT else "default", "faultline-cli")
 PLANTS = ["update_stride", "update_u32"]
-TARGETS, ENGINES = ["program", "bounds", "threads"], ["libfuzzer", "afl"]
+TARGETS, ENGINES = ["program", "bounds", "threads", "buddy"], ["libfuzzer", "afl"]
 # threads: the program target's interleaving form (concurrent ops and a
 # schedule from one byte string), on the fixed kernel or a historical level.
 HISTORICS = ["none", "toctou_2021", "freeze_mutex_2025", "finish_fault_put"]
-MAX_LEN = {"program": 256, "bounds": 64, "threads": 256}
+MAX_LEN = {"program": 256, "bounds": 64, "threads": 256, "buddy": 256}
+# buddy: libarena's allocator Programs (fuzz/buddy_fuzzer.cpp; ops and, at the
+# series levels, a schedule from one byte string) at one libarena level each.
+BUDDY_LEVELS = ["before", "nmi_deferred", "ret_overwrite", "series", "guard_leak"]
+BUDDY_REPLAY = os.path.join(ROOT, "build", "default", "src", "libarena", "buddy-explore")
 FINDINGS = os.path.join(ROOT, "corpora", "findings")
+BUDDY_FINDINGS = os.path.join(ROOT, "corpora", "buddy", "findings")
 print_lock = threading.Lock()
 
 
@@ -59,7 +64,9 @@ class Task:
     def __init__(self, target, patch, arch, door, engine, historic="none"):
         self.target, self.patch, self.arch, self.door, self.engine = target, patch, arch, door, engine
         self.source, self.historic = "bounds" if target == "bounds" else "program", historic
-        if target == "threads":
+        if target == "buddy":
+            self.source, self.name, self.config = "buddy", f"buddy-{historic}", historic
+        elif target == "threads":
             level = "threads" if historic == "none" else historic
             self.name = f"program-{patch}-arch{arch}-{door}-{level}"
             self.config = f"{patch}/arch{arch}/4k/{door}/mask/{level}"
@@ -71,6 +78,7 @@ class Task:
             self.config = f"{patch}/arch{arch}"
         self.workdir = os.path.join(BUILD, "runs", engine, self.name)
         self.execs = self.exec_per_s = self.cov = 0
+        self.stability = ""        # AFL++: the share of runs of an input that take the same path
         self.crashes = []          # (seconds since start, path)
         self.coverage_curve = []   # (seconds, coverage)
         self.findings = []         # dicts, filled after the run
@@ -85,6 +93,13 @@ def parse_args(argv):
     p.add_argument("--engine", default="both", help="libfuzzer | afl | both")
     p.add_argument("--target", default="program", help="program | bounds | threads | all (program and bounds)")
     p.add_argument("--historic", default="none", help="threads target: comma list of " + ",".join(HISTORICS))
+    p.add_argument("--level", default="before,series", help="buddy target: comma list of " + ",".join(BUDDY_LEVELS))
+    p.add_argument("--from-scratch", action="store_true", help="start from an empty corpus, not the seeds")
+    p.add_argument("--no-cmplog", action="store_true",
+                   help="AFL++ without its CmpLog binary (which is a second build of the whole library)")
+    p.add_argument("--first-finding", action="store_true",
+                   help="describe and keep only each run's first crash (short runs: saves re-running dozens)")
+    p.add_argument("--no-minimise", action="store_true", help="keep each finding's input as found (short runs)")
     p.add_argument("--patch", default=",".join(PATCHES), help="comma list of " + ",".join(PATCHES))
     p.add_argument("--arch", default=",".join(ARCHES), help="comma list of 32,64")
     p.add_argument("--door", default=",".join(DOORS), help="comma list of anon,regular,direct (program target)")
@@ -95,6 +110,8 @@ def parse_args(argv):
     p.add_argument("--build-only", action="store_true", help="build the selected binaries and stop")
     p.add_argument("--findings", default=os.path.join(BUILD, "findings") if PLANT else FINDINGS,
                    help="folder for the finding Programs (default corpora/findings)")
+    p.add_argument("--buddy-findings", default=BUDDY_FINDINGS,
+                   help="folder for the buddy target's findings (default corpora/buddy/findings)")
     a = p.parse_args(argv)
     if PLANT and PLANT not in PLANTS:
         die(f"FL_PLANT must be one of {', '.join(PLANTS)}, not '{PLANT}'")
@@ -109,6 +126,7 @@ def parse_args(argv):
     a.engines = ENGINES if a.engine == "both" else pick(a.engine, ENGINES + ["both"], "--engine")
     a.targets = TARGETS[:2] if a.target == "all" else pick(a.target, TARGETS, "--target")
     a.historics = pick(a.historic, HISTORICS, "--historic")
+    a.levels = pick(a.level, BUDDY_LEVELS, "--level")
     a.patches = pick(a.patch, PATCHES, "--patch")
     a.arches = pick(a.arch.replace("arch", ""), ARCHES, "--arch")
     a.doors = pick(a.door, DOORS, "--door")
@@ -120,7 +138,7 @@ def parse_args(argv):
     return a
 
 
-def build(engines, tasks):
+def build(engines, tasks, cmplog=True):
     names = sorted({(t.source, t.config) for t in tasks})
     targets = " ".join(f"{t}:{c}" for t, c in names)
     base = "-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
@@ -132,7 +150,8 @@ def build(engines, tasks):
         flavours.append(("libfuzzer", {"CXX": "clang++-14", "CXXFLAGS": base + " -fsanitize=fuzzer-no-link"}))
     if "afl" in engines:
         flavours.append(("afl", {"CXX": "afl-clang-fast++", "CXXFLAGS": base}))
-        flavours.append(("afl-cmplog", {"CXX": "afl-clang-fast++", "CXXFLAGS": base, "AFL_LLVM_CMPLOG": "1"}))
+        if cmplog:
+            flavours.append(("afl-cmplog", {"CXX": "afl-clang-fast++", "CXXFLAGS": base, "AFL_LLVM_CMPLOG": "1"}))
     for flavour, env in flavours:
         say(f"[build] {flavour}: {len(names)} binaries")
         e = dict(os.environ, **env, OUT=os.path.join(BUILD, flavour), FL_FUZZ_TARGETS=targets,
@@ -144,7 +163,13 @@ def build(engines, tasks):
             die(f"building the {flavour} fuzz targets failed")
 
 
+FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False
+USE_CMPLOG = True
+
+
 def seeds_dir(target):
+    if FROM_SCRATCH:
+        return None
     d = os.path.join(ROOT, "corpora", target, "seeds")
     return d if os.path.isdir(d) and os.listdir(d) else None
 
@@ -205,8 +230,9 @@ def run_afl(task, seconds, start_all):
     env = dict(os.environ, AFL_NO_UI="1", AFL_SKIP_CPUFREQ="1", AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES="1",
                AFL_NO_AFFINITY="1", AFL_FAST_CAL="1", AFL_CMPLOG_ONLY_NEW="1",
                ASAN_OPTIONS="abort_on_error=1:symbolize=0:malloc_context_size=0:detect_leaks=0")
-    cmd = ["afl-fuzz", "-i", seeds, "-o", out, "-V", str(int(seconds)), "-x", task.binary() + ".dict",
-           "-c", task.binary("afl-cmplog"), "-t", "10000", "-G", str(MAX_LEN[task.target]), "--", task.binary()]
+    cmplog = ["-c", task.binary("afl-cmplog")] if USE_CMPLOG and os.access(task.binary("afl-cmplog"), os.X_OK) else []
+    cmd = ["afl-fuzz", "-i", seeds, "-o", out, "-V", str(int(seconds)), "-x", task.binary() + ".dict"] + cmplog + \
+          ["-t", "10000", "-G", str(MAX_LEN[task.target]), "--", task.binary()]
     t0 = time.time()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stats = os.path.join(out, "default", "fuzzer_stats")
@@ -254,6 +280,7 @@ def read_afl_stats(task, path):
     rate = float(kv.get("execs_per_sec", "0").strip())  # "inf" in the first second
     task.exec_per_s = int(rate) if rate != float("inf") else 0
     task.cov = float(kv.get("bitmap_cvg", "0%").strip().rstrip("%"))
+    task.stability = kv.get("stability", "").strip()
 
 
 def progress(task, start_all):
@@ -320,12 +347,15 @@ def describe(task, crash):
 
 
 def signature(verdict):
+    m = re.match(r"violation at op \d+: (I\d+)", verdict)  # the buddy target's: its invariant
+    if m:
+        return f"violation {m[1]}"
     m = re.match(r"(violation \w+|difference|crash \w+: \S+)", verdict)
     return m.group(1) if m else verdict.split(":")[0]
 
 
 def program_file(task, verdict, body, door=None):
-    if task.target == "threads":
+    if task.target in ("threads", "buddy"):
         return body  # the fuzzer printed it pinned, with its schedule and expect line
     lines = body.splitlines()
     header = [f"arch {task.arch}", f"patch {task.patch}"]
@@ -340,6 +370,8 @@ def program_file(task, verdict, body, door=None):
 
 def classify(task, verdict, body):
     """Does the finding also fail through the front doors mmap(2) has?"""
+    if task.target == "buddy":
+        return ["buddy"]  # no front door: the allocator's API is the program's
     if task.target == "threads":
         return [task.door] if task.door != "direct" else []
     reach = []
@@ -356,7 +388,7 @@ def classify(task, verdict, body):
 def collect_findings(task):
     """One Program file per distinct verdict; only its first input is minimised."""
     seen = {}
-    for t, crash in sorted(task.crashes):
+    for t, crash in sorted(task.crashes)[:1] if FIRST_FINDING else sorted(task.crashes):
         verdict, body = describe(task, crash)
         if verdict is None:
             continue
@@ -364,13 +396,16 @@ def collect_findings(task):
         if sig in seen:
             seen[sig]["count"] += 1
             continue
-        small = minimise(task, crash)
+        small = crash if NO_MINIMISE else minimise(task, crash)
         verdict2, body2 = describe(task, small)
         if verdict2 is not None and signature(verdict2) == sig:
             verdict, body = verdict2, body2
         digest = hashlib.sha1(body.encode()).hexdigest()[:10]
         fname = f"{task.name}-{sig.replace(' ', '-')}-{digest}.fl"
         path = os.path.join(FINDINGS, fname)
+        if task.target == "buddy":
+            seen[sig] = buddy_finding(task, t, crash, verdict, body, digest)
+            continue
         reach = classify(task, verdict, body)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         text = program_file(task, verdict, body)
@@ -402,21 +437,58 @@ def collect_findings(task):
     task.findings = list(seen.values())
 
 
+def buddy_finding(task, t, crash, verdict, body, digest):
+    """A buddy finding as a .bl Program under corpora/buddy/findings, replayed
+    from its text at every level; its expect line says where it fails."""
+    sig = verdict.split(":")[0].replace("violation at op ", "op")
+    name = f"{task.engine}-{task.name}-{digest}.bl"
+    path = os.path.join(BUDDY_FINDINGS, name)
+    os.makedirs(BUDDY_FINDINGS, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(body)
+    ok, bad, own = [], [], None
+    for level in BUDDY_LEVELS:
+        r = subprocess.run([BUDDY_REPLAY, "--replay", "--level", level, path], stdout=subprocess.PIPE, text=True)
+        m = re.search(r"at \w+: (ok|violation at op (\d+): (I\d+)|bad input)", r.stdout)
+        if m and m[1] == "ok":
+            ok.append(level)
+        elif m and m[2]:
+            bad.append(f"violation {m[3]} at op {m[2]} at {level}")
+            if level == task.historic:
+                own = m[3]
+    replays = own is not None and verdict.split(": ")[1].startswith(own)
+    with open(path, "w") as f:
+        f.write(f"# found by {task.engine} on {task.name} after {t:.1f} s ({os.path.basename(crash)})\n")
+        f.write(f"# fuzzer: {verdict}\n")
+        f.write(f"# expect ok at {', '.join(ok)}; {'; '.join(bad)}\n")
+        f.write(body)
+    return {"verdict": verdict, "replayed": own or "ok", "file": os.path.relpath(path, ROOT), "time": t,
+            "count": 1, "replays": replays, "reachable": ["buddy"]}
+
+
 def main(argv):
-    global FINDINGS
+    global FINDINGS, FROM_SCRATCH, NO_MINIMISE, FIRST_FINDING, BUDDY_FINDINGS, USE_CMPLOG
     a = parse_args(argv)
     FINDINGS = os.path.abspath(a.findings)
+    FROM_SCRATCH, NO_MINIMISE, USE_CMPLOG = a.from_scratch, a.no_minimise, not a.no_cmplog
+    FIRST_FINDING = a.first_finding
+    BUDDY_FINDINGS = os.path.abspath(a.buddy_findings)
     tasks = []
-    for target in a.targets:
+    for level in (a.levels if "buddy" in a.targets else []):
+        for engine in a.engines:
+            tasks.append(Task("buddy", None, None, None, engine, level))
+    for target in [t for t in a.targets if t != "buddy"]:
         for patch in a.patches:
             for arch in a.arches:
                 for door in (a.doors if target != "bounds" else [None]):
                     for historic in (a.historics if target == "threads" else ["none"]):
                         for engine in a.engines:
                             tasks.append(Task(target, patch, arch, door, engine, historic))
-    if not os.path.exists(CLI):
+    if any(t.target != "buddy" for t in tasks) and not os.path.exists(CLI):
         die(f"{CLI} is missing: run ./faultline fuzz (it builds it)")
-    build(a.engines, tasks)
+    if any(t.target == "buddy" for t in tasks) and not os.path.exists(BUDDY_REPLAY):
+        die(f"{BUDDY_REPLAY} is missing: cmake --build --preset default --target buddy-explore")
+    build(a.engines, tasks, not a.no_cmplog)
     if a.build_only:
         return 0
     slice_s = max(5.0, a.time * a.jobs / len(tasks))
@@ -453,7 +525,8 @@ def main(argv):
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{k: getattr(t, k) for k in ("name", "engine", "target", "patch", "arch", "door", "execs",
-                                                    "exec_per_s", "cov", "seconds", "findings", "coverage_curve")}
+                                                    "exec_per_s", "cov", "seconds", "findings", "coverage_curve",
+                                                    "stability", "historic")}
                        for t in tasks], f, indent=1)
     bad = [f for t in tasks for f in t.findings if not f["replays"]]
     return 1 if bad else 0

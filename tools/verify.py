@@ -4,7 +4,8 @@
 
 The main job: runs every technique inside one time budget (the proofs, the
 corpus replay, the property tests, the host-kernel oracle when bpf(2) is
-permitted, a short bench, the interleaving explorer, and fuzz campaigns with both engines, time-sliced
+permitted, a short bench, the interleaving explorer, libarena's buddy allocator per
+level (verifylib/libarena.py), and fuzz campaigns with both engines, time-sliced
 across configurations, with whatever budget is left), then decides one
 verdict per patch level x width x front door, compares the verdicts with
 tools/verifylib/expected, and writes report/summary.md and report/index.html.
@@ -22,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verifylib import extra, interleave, reach, report, techniques, verdicts  # noqa: E402
+from verifylib import extra, interleave, libarena, reach, report, techniques, verdicts  # noqa: E402
 from verifylib.progress import Progress  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,6 +35,7 @@ EXPECTED = os.path.join(ROOT, "tools", "verifylib", "expected")
 PLAN = [("proofs", techniques.run_proofs, 0.10), ("corpus", techniques.run_corpus, 0.05),
         ("props", techniques.run_props, 0.15), ("oracle", extra.run_oracle, 0.10),
         ("bench", extra.run_bench, 0.10), ("interleave", interleave.run_interleave, 0.05),
+        ("libarena", libarena.run_libarena, 0.08),
         ("fuzz", techniques.run_fuzz, None)]
 NAMES = [p[0] for p in PLAN]
 
@@ -80,8 +82,14 @@ def main(argv):
         progress.note(f"setup: fuzz targets {'built' if built else 'FAILED: ' + last} in {progress.elapsed():.0f} s")
         if not built:
             return 1
+    if "libarena" in a.only:
+        progress.begin("setup", "building the buddy fuzz targets (libarena)")
+        built, last = libarena.build_fuzzers(run)
+        if not built:
+            progress.note(f"setup: the buddy fuzz targets failed to build ({last}); libarena runs without them")
     release = [t for t, tech in (("faultline-bench", "bench"), ("faultline-prove", "proofs"),
-                                 ("faultline-cli", "interleave")) if tech in a.only]
+                                 ("faultline-cli", "interleave"), ("faultline-prove-libarena", "libarena"))
+               if tech in a.only]
     if release:
         progress.begin("setup", f"building {', '.join(release)} (release preset)")
         built, last = extra.build_release(run, release)
@@ -130,6 +138,7 @@ def main(argv):
         next((r.metrics["tasks"] for r in results if r.technique == "fuzz" and "tasks" in r.metrics), [])))]
     extra.add_sections(results, meta, plots)
     interleave.add_sections(results, meta)
+    libarena.add_sections(results, meta)
     reach.add_sections(meta, reached, coverage, reach.WHY_UNREACHED)
     with open(os.path.join(a.report, "results.json"), "w") as f:
         json.dump({"meta": meta, "results": [r.to_dict() for r in results], "verdicts": decided}, f, indent=1,

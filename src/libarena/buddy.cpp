@@ -9,6 +9,7 @@
 // modelled (the shadow model checks the same thing: no use of a free block).
 // arena_stderr diagnostics are dropped; can_loop is the loop bound itself.
 #include "libarena/buddy.h"
+#include "libarena/buddy_index.h"
 
 #include "libarena/buddy_sync.h"
 
@@ -39,6 +40,14 @@ static void buddy_point(buddy_ctx *b, const sched::Label &label)
 		b->faults->at_point(b->faults->point_arg, b, label);
 	if (sched::Scheduler *s = sched::active())
 		s->point(label);
+}
+
+// Not libarena: a point only the harness sees (no scheduling decision):
+// where its shadow model follows a step no other CPU can interleave with.
+static void buddy_note(buddy_ctx *b, const sched::Label &label)
+{
+	if (b->faults && b->faults->at_point)
+		b->faults->at_point(b->faults->point_arg, b, label);
 }
 
 // include/bpf_arena_spin_lock.h: arena_spin_lock_irqsave. Held on this CPU
@@ -124,16 +133,7 @@ const char *to_string(buddy_level l)
 // src/buddy.bpf.c: arena_next_pow2
 u64 arena_next_pow2(u64 n)
 {
-	n--;
-	n |= n >> 1;
-	n |= n >> 2;
-	n |= n >> 4;
-	n |= n >> 8;
-	n |= n >> 16;
-	n |= n >> 32;
-	n++;
-
-	return n;
+	return buddy_next_pow2<buddy_words>(n);
 }
 
 // src/buddy.bpf.c: idx_set_allocated
@@ -180,16 +180,10 @@ static int idx_set_order(buddy_ctx *b, u64 chunk, u64 idx, u8 order)
 	if (idx >= BUDDY_CHUNK_ITEMS)
 		return -EINVAL;
 
-	prev_order = orders_byte(b, chunk, idx / 2);
-	if (idx & 0x1) {
-		order &= 0xf;
-		order |= (prev_order & 0xf0);
-	} else {
-		order = u8(order << 4);
-		order |= (prev_order & 0xf);
-	}
+	prev_order = orders_byte(b, chunk, buddy_order_byte_off<buddy_words>(idx));
+	order = buddy_order_byte_set<buddy_words>(prev_order, idx, order);
 
-	b->arena->store8(chunk + CHUNK_ORDERS + idx / 2, order);
+	b->arena->store8(chunk + CHUNK_ORDERS + buddy_order_byte_off<buddy_words>(idx), order);
 
 	return 0;
 }
@@ -202,18 +196,15 @@ static u8 idx_get_order(buddy_ctx *b, u64 chunk, u64 idx)
 	if (idx >= BUDDY_CHUNK_ITEMS)
 		return BUDDY_CHUNK_NUM_ORDERS;
 
-	result = orders_byte(b, chunk, idx / 2);
+	result = orders_byte(b, chunk, buddy_order_byte_off<buddy_words>(idx));
 
-	return (idx & 0x1) ? (result & 0xf) : (result >> 4);
+	return buddy_order_byte_get<buddy_words>(result, idx);
 }
 
 // src/buddy.bpf.c: idx_to_addr
 static u64 idx_to_addr(u64 chunk, u64 idx)
 {
-	if (idx >= BUDDY_CHUNK_ITEMS)
-		return 0;
-
-	return chunk + (idx * BUDDY_MIN_ALLOC_BYTES);
+	return buddy_idx_to_addr<buddy_words>(chunk, idx);
 }
 
 // src/buddy.bpf.c: idx_to_header (NULL for a bad or allocated index)
@@ -279,49 +270,16 @@ static void header_remove_freelist(buddy_ctx *b, u64 chunk, u64 header, u8 order
 // src/buddy.bpf.c: size_to_order (64 makes the caller reject the size)
 u64 size_to_order(u64 size)
 {
-	u64 order;
-
-	if (size == 0 || size > (1ull << 32))
-		return 64;  /* "illegal size request" */
-
-	order = arena_fls(arena_next_pow2(size)) - 1;
-	if (order < BUDDY_MIN_ALLOC_SHIFT)
-		return 0;
-
-	return order - BUDDY_MIN_ALLOC_SHIFT;
-}
-
-// src/buddy.bpf.c: add_leftovers_to_freelist
-static int add_leftovers_to_freelist(buddy_ctx *b, u64 chunk, u32 cur_idx, u64 min_order, u64 max_order)
-{
-	u64 header;
-	u64 ord;
-	u32 idx;
-
-	for (ord = min_order; ord < max_order; ord++) {
-		/* Mark the buddy as free and add it to the freelists. */
-		idx = cur_idx + (1u << ord);
-
-		header = idx_to_header(b, chunk, idx);
-		if (!header)
-			return -EINVAL;  /* "idx has no header" */
-
-		header_add_freelist(b, chunk, header, idx, u8(ord));
-	}
-
-	return 0;
+	return buddy_size_to_order<buddy_words>(size);
 }
 
 // src/buddy.bpf.c: buddy_chunk_get. Reserve-then-allocate a 1 MiB aligned
 // chunk, then carve the metadata out of its first slots.
 static u64 buddy_chunk_get(buddy_ctx *b)
 {
-	u64 order, ord, min_order, max_order;
+	u64 ord;
 	u64 chunk;
-	u64 left;
-	int power2;
 	u64 vaddr;
-	u32 idx;
 	int ret;
 
 	ret = buddy_alloc_arena_vaddr(b, &vaddr);
@@ -348,34 +306,20 @@ static u64 buddy_chunk_get(buddy_ctx *b)
 	for (ord = 0; ord < BUDDY_CHUNK_NUM_ORDERS; ord++)
 		set_freelist(b, chunk, ord, BUDDY_CHUNK_ITEMS);
 
-	max_order = BUDDY_CHUNK_NUM_ORDERS;
-	left = SIZEOF_BUDDY_CHUNK;
-	idx = 0;
-	while (left) {
-		power2 = int(arena_fls(left)) - 1;
-		if (power2 >= int(BUDDY_CHUNK_NUM_ORDERS)) {
-			buddy_unlock(b);
-			return 0;  /* "buddy chunk metadata require allocation of order" */
-		}
+	/* Carve the metadata out of the chunk's first slots (buddy_index.h). */
+	ret = buddy_chunk_carve(
+		SIZEOF_BUDDY_CHUNK, [&](u32 idx, u64) { return idx_set_allocated(b, chunk, idx, true); },
+		[&](u32 idx, u64 order) {
+			u64 header = idx_to_header(b, chunk, idx);
 
-		/* Round up allocations that are too small. */
-		left -= (power2 >= int(BUDDY_MIN_ALLOC_SHIFT)) ? 1ull << power2 : left;
-		order = (power2 >= int(BUDDY_MIN_ALLOC_SHIFT)) ? u64(power2) - BUDDY_MIN_ALLOC_SHIFT : 0;
-
-		if (idx_set_allocated(b, chunk, idx, true)) {
-			buddy_unlock(b);
+			if (!header)
+				return -EINVAL;
+			header_add_freelist(b, chunk, header, idx, u8(order));
 			return 0;
-		}
-
-		min_order = left ? order + 1 : order;
-		if (add_leftovers_to_freelist(b, chunk, idx, min_order, max_order)) {
-			buddy_unlock(b);
-			return 0;
-		}
-
-		/* Adjust the index. */
-		idx += 1u << order;
-		max_order = order;
+		});
+	if (ret) {
+		buddy_unlock(b);
+		return 0;
 	}
 
 	buddy_unlock(b);
@@ -496,7 +440,7 @@ static u64 buddy_chunk_alloc(buddy_ctx *b, u64 chunk, int order_req, int order_a
 	/* If we allocated from a larger-order chunk, split the buddies. */
 	for (i = u64(order_req + order_allocs); i < order; i++) {
 		/* Flip the bit for the current order (it is 0: add 1 << i). */
-		idx = retidx + (1u << i);
+		idx = u32(buddy_split_idx<buddy_words>(retidx, i));
 
 		/* Add the buddy of the allocation to the free list. */
 		header = idx_to_header(b, chunk, idx);
@@ -865,8 +809,8 @@ static int buddy_free_unlocked(buddy_ctx *b, u64 addr)
 		return -EINVAL;  /* "Freeing unaligned address" */
 
 	/* Get (chunk, idx) out of the address. */
-	chunk = addr & ~BUDDY_CHUNK_OFFSET_MASK;
-	idx = (addr & BUDDY_CHUNK_OFFSET_MASK) / BUDDY_MIN_ALLOC_BYTES;
+	chunk = buddy_addr_chunk<buddy_words>(addr);
+	idx = buddy_addr_idx<buddy_words>(addr);
 
 	/* Mark the block as unallocated so we can access the header. */
 	ret = idx_set_allocated(b, chunk, idx, false);
@@ -878,7 +822,7 @@ static int buddy_free_unlocked(buddy_ctx *b, u64 addr)
 	(void)header;
 
 	for (; order < BUDDY_CHUNK_NUM_ORDERS; order++) {
-		buddy_idx = idx ^ (1u << order);
+		buddy_idx = buddy_buddy_idx<buddy_words>(idx, order);
 
 		/* Check if the buddy is actually free (errors ignored, as upstream). */
 		allocated = false;
@@ -894,11 +838,10 @@ static int buddy_free_unlocked(buddy_ctx *b, u64 addr)
 		header_remove_freelist(b, chunk, buddy_header, order);
 
 		/* Keep the left header out of the two buddies, drop the other one. */
-		if (buddy_idx < idx) {
-			tmp_idx = idx;
-			idx = buddy_idx;
-			buddy_idx = tmp_idx;
-		}
+		tmp_idx = idx;
+		idx = buddy_merged_idx<buddy_words>(idx, buddy_idx);
+		if (idx != tmp_idx)
+			buddy_idx = tmp_idx;  /* the dropped one */
 
 		/* Remove the buddy from the freelists so that we can merge it. */
 		idx_set_order(b, chunk, buddy_idx, order);
@@ -934,6 +877,7 @@ static int deferred_free_complete(buddy_ctx *b)
 
 	obj = b->arena->load64(b->buddy + BUDDY_DEFERRED_FREE);
 	b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, 0);
+	buddy_note(b, FL_SCHED_LABEL("taken"));  /* the whole list is this CPU's now */
 	for (i = 0; obj && i < CAN_LOOP_BUDGET; i++, obj = next) {
 		next = b->arena->load64(obj);
 		err = buddy_free_unlocked(b, obj);
@@ -961,8 +905,8 @@ int buddy_free(buddy_ctx *b, u64 addr)
 		 * caller owns the object, so its bit and nibble are stable. A
 		 * cached object keeps its allocated bit, so a second free of one
 		 * still cached is not caught (src/libarena/README.md, D2). */
-		u64 chunk = addr & ~BUDDY_CHUNK_OFFSET_MASK;
-		u64 idx = (addr & BUDDY_CHUNK_OFFSET_MASK) / BUDDY_MIN_ALLOC_BYTES;
+		u64 chunk = buddy_addr_chunk<buddy_words>(addr);
+		u64 idx = buddy_addr_idx<buddy_words>(addr);
 		bool allocated = false;
 		u8 order;
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // buddy-explore: the schedule explorer over allocator Programs (.bl files).
 //   buddy-explore [--level L] [--seconds S] [--seed N] [--max-schedules N] [--out DIR] FILE...
+//   buddy-explore --replay [--trace] [--level L] FILE...
+// --replay runs each Program once, a concurrent one under the schedule its
+// text records (how a fuzzer's finding is replayed), and prints its verdict.
 // --level overrides each file's level line (to run the same Programs at
 // series and at a historical level). Prints per file the schedules run and
 // the first finding (the Program with its schedule, replayed). Exit 0: no
 // finding; 1: a finding; 2: bad input.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -31,6 +35,7 @@ int main(int argc, char **argv)
 	std::string out_dir;
 	std::optional<buddy_level> level;
 	std::vector<std::string> files;
+	bool replay = false, trace = false;  // --trace: the replay's op-by-op trace
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -42,6 +47,10 @@ int main(int argc, char **argv)
 				o.seed = std::stoull(v);
 			else if (a == "--max-schedules" && (v = value()))
 				o.max_schedules = std::stoull(v);
+			else if (a == "--replay")
+				replay = true;
+			else if (a == "--trace")
+				trace = true;
 			else if (a == "--out" && (v = value()))
 				out_dir = v;
 			else if (a == "--level" && (v = value())) {
@@ -60,7 +69,8 @@ int main(int argc, char **argv)
 	}
 	if (files.empty())
 		return bad("no Program files (usage: buddy-explore [--level L] [--seconds S] [--seed N] FILE...)");
-	std::printf("buddy-explore: seed %llu, %.1f s per Program\n", (unsigned long long)o.seed, o.seconds);
+	if (!replay)
+		std::printf("buddy-explore: seed %llu, %.1f s per Program\n", (unsigned long long)o.seed, o.seconds);
 	int rc = 0;
 	for (const std::string &f : files) {
 		std::ifstream in(f);
@@ -74,6 +84,20 @@ int main(int argc, char **argv)
 			return bad(f + ": " + err);
 		if (level)
 			p->level = *level;
+		if (replay) {
+			const BuddyVerdict v = run_buddy_program(*p);
+			for (const std::string &line : trace ? v.trace : std::vector<std::string>{})
+				std::printf("  %s\n", line.c_str());
+			if (v.bad_input)
+				std::printf("%s at %s: bad input: %s\n", f.c_str(), to_string(p->level), v.what.c_str());
+			else if (v.ok)
+				std::printf("%s at %s: ok\n", f.c_str(), to_string(p->level));
+			else
+				std::printf("%s at %s: violation at op %zu: %s\n", f.c_str(), to_string(p->level), v.op + 1,
+					    v.what.c_str());
+			rc = v.bad_input ? std::max(rc, 2) : !v.ok ? std::max(rc, 1) : rc;
+			continue;
+		}
 		const BuddyExploreReport r = explore_buddy(*p, o);
 		std::printf("%s at %s: %llu schedules in %.2f s", f.c_str(), to_string(p->level),
 			    (unsigned long long)r.schedules, r.seconds);

@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""faultline verify's libarena section: libarena's buddy allocator
+(src/libarena) at every level, one verdict per level.
+
+In its share of the budget: the Z3 proofs of the index arithmetic
+(faultline-prove-libarena), then per level the schedule explorer
+(buddy-explore over corpora/buddy/explore), RapidCheck's stateful model (fl_buddy_props) and the
+`buddy` fuzz target under libFuzzer and AFL++ from an empty corpus
+(tools/fuzz_campaign.py --target buddy). `before`, `nmi_deferred` and
+`series` must stay quiet; each historical level (`ret_overwrite`,
+`guard_leak`) must be found, and every finding must replay from its text.
+A level's verdict: "found" (by whom, fastest first) or "quiet" (what ran)."""
+import glob
+import json
+import os
+import re
+import time
+
+from .techniques import Result, run_logged
+
+# (level, historical: must be found)
+LEVELS = [("before", False), ("nmi_deferred", False), ("series", False), ("ret_overwrite", True),
+          ("guard_leak", True)]
+# The explorer's concurrent Programs: every level (the nmi levels since their drains are
+# predicted at the point they take the list; ret_overwrite's bug is sequential: concurrent
+# runs free only live objects, so the explorer is not expected to find it).
+EXPLORE_LEVELS = ["before", "nmi_deferred", "series", "ret_overwrite", "guard_leak"]
+FUZZ_ORDER = ["guard_leak", "ret_overwrite", "series", "before", "nmi_deferred"]
+RC_TESTS = {"before": "BeforeKeepsEveryInvariant", "nmi_deferred": "NmiDeferredKeepsEveryInvariant",
+            "series": "SeriesKeepsEveryInvariant", "ret_overwrite": "FindsRetOverwriteDoubleFree",
+            "guard_leak": "FindsGuardLeftSet"}
+EXPLORE_LINE = re.compile(r"^(\S+) at (\w+): (\d+) schedules in ([\d.]+) s(?:, finding at schedule (\d+) \(([^)]*)\) "
+                          r"after ([\d.]+) s: op (\d+): (I\d+))?")
+
+
+def _binary(run, *parts):
+    """The release build's binary when verify built it, else the test build's."""
+    for preset in ("release", "default"):
+        path = run.tool("build", preset, *parts)
+        if os.access(path, os.X_OK):
+            return path
+    return ""
+
+
+def _proofs(run, seconds):
+    binary = _binary(run, "src", "libarena", "smt", "faultline-prove-libarena")
+    if not binary:
+        return {"status": "skipped", "reason": "faultline-prove-libarena was not built (libz3-dev?)"}
+    rc, text, log = run_logged(run, "libarena-prove", [binary], max(30, seconds))
+    m = re.search(r"(\d+) proved, (\d+) counterexamples, (\d+) undecided in ([\d.]+) ms", text)
+    rows = re.findall(r"^(\w+) +(proved|counterexample|undecided) ", text, re.M)
+    return {"status": "ran" if rc in (0, 1) and m else "failed", "rc": rc, "log": run.rel(log),
+            "proved": int(m[1]) if m else 0, "counterexamples": int(m[2]) if m else 0,
+            "ms": float(m[4]) if m else 0.0, "rows": rows}
+
+
+def _explore(run, level, seconds, out):
+    files = sorted(glob.glob(os.path.join(run.root, "corpora", "buddy", "explore", "*.bl")))
+    binary = _binary(run, "src", "libarena", "buddy-explore")
+    if not binary or not files:
+        return None
+    per = max(0.2, seconds / len(files))
+    rc, text, log = run_logged(run, f"libarena-explore-{level}",
+                               [binary, "--level", level, "--seconds", f"{per:.2f}", "--seed", str(run.seed),
+                                "--out", out] + files, seconds * 2 + 30)
+    rows = [m for m in (EXPLORE_LINE.match(line) for line in text.splitlines()) if m]
+    found = next((r for r in rows if r[5]), None)
+    return {"technique": "explorer", "ran": rc in (0, 1) and bool(rows), "runs": sum(int(r[3]) for r in rows),
+            "unit": "schedules", "seconds": sum(float(r[4]) for r in rows), "log": run.rel(log),
+            "found": bool(found), "what": found[9] if found else "", "time": float(found[7]) if found else 0.0,
+            "replays": bool(found and found.string.endswith("(replays)")),
+            "file": run.rel(os.path.join(out, os.path.basename(found[1])[:-3] + f"-{level}.bl")) if found else ""}
+
+
+def _rapidcheck(run, level, seconds):
+    binary = run.tool("build", "default", "props", "fl_buddy_props")
+    if not os.access(binary, os.X_OK):
+        return None
+    # ~100 cases/s under ASan at load 10 (series, the slowest level): a
+    # count the slice can finish; a historical level stops at its finding
+    cases = max(20, min(10000, int(seconds * 100)))
+    params = f"seed={run.seed} max_success={cases} max_size=40"
+    t0 = time.monotonic()
+    rc, text, log = run_logged(run, f"libarena-props-{level}",
+                               [binary, f"--gtest_filter=BuddyModel.{RC_TESTS[level]}"], seconds * 4 + 30,
+                               env={"RC_PARAMS": params, "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
+    took = time.monotonic() - t0
+    ok = re.search(r"OK, passed (\d+) tests", text)
+    bad = re.search(r"Falsifiable after (\d+) tests?(?: and (\d+) shrinks?)?", text)
+    what = re.search(r"\n(I\d+):", text[bad.end():]) if bad else None
+    found_in = re.search(r"found in ([\d.]+) s", text)
+    return {"technique": "rapidcheck", "ran": bool(ok or bad), "runs": int((ok or bad)[1]) if (ok or bad) else 0,
+            "unit": "cases", "seconds": took, "log": run.rel(log), "found": bool(bad),
+            "what": what[1] if what else ("falsified" if bad else ""),
+            "time": float(found_in[1]) if found_in else took, "replays": bool(bad),  # RapidCheck re-runs its shrunk case
+            "file": run.rel(log) if bad else "", "params": params}
+
+
+def _fuzz(run, levels, engines, seconds):
+    out = run.out("libarena-fuzz.json")
+    findings = run.folder("libarena-findings")
+    rc, text, log = run_logged(run, "libarena-fuzz",
+                               ["python3", run.tool("tools", "fuzz_campaign.py"), "--target", "buddy", "--level",
+                                ",".join(levels), "--engine", engines, "--from-scratch", "--no-minimise",
+                                "--no-cmplog", "--first-finding", "--time", str(max(1, int(seconds))), "--jobs",
+                                str(os.cpu_count() or 1), "--json", out, "--buddy-findings", findings],
+                               seconds * 2 + 120)
+    if not os.path.exists(out):
+        return [], f"the buddy fuzz campaign exited {rc} (see {run.rel(log)})"
+    with open(out) as f:
+        tasks = json.load(f)
+    rows = []
+    for t in tasks:
+        fi = min(t["findings"], key=lambda x: x["time"], default=None)
+        rows.append({"technique": "libFuzzer" if t["engine"] == "libfuzzer" else "AFL++", "level": t["historic"],
+                     "ran": t["execs"] > 0, "runs": t["execs"], "unit": "execs", "seconds": t["seconds"],
+                     "exec_per_s": t["exec_per_s"], "stability": t.get("stability", ""), "log": run.rel(log),
+                     "found": bool(fi), "what": fi["replayed"] if fi else "", "time": fi["time"] if fi else 0.0,
+                     "replays": bool(fi and fi["replays"]),
+                     "file": run.rel(os.path.join(run.root, fi["file"])) if fi else ""})
+    return rows, ""
+
+
+def build_fuzzers(run):
+    """Setup, outside the budget: the buddy target under both engines (AFL++
+    without CmpLog: the program targets' build already holds the library)."""
+    rc, text, log = run_logged(run, "libarena-fuzz-build",
+                               ["python3", run.tool("tools", "fuzz_campaign.py"), "--target", "buddy", "--level",
+                                ",".join(lv for lv, _ in LEVELS), "--engine", "both", "--no-cmplog", "--build-only"],
+                               3600, on_line=run.progress.update)
+    return rc == 0, text.strip().splitlines()[-1] if text.strip() else ""
+
+
+def run_libarena(run, seconds):
+    t0 = time.monotonic()
+    proofs = _proofs(run, seconds * 0.1)
+    left = lambda: max(1.0, seconds - (time.monotonic() - t0))  # noqa: E731
+    engines = [e for e in ("libfuzzer", "afl") if os.access(run.tool("build", "fuzz", e, "buddy-guard_leak"), os.X_OK)]
+    # the rest: a quarter each to the explorer and RapidCheck, half to the fuzz campaign
+    share = left() / (4 if engines else 2)
+    rows = []
+    ex_out = run.folder("libarena-explore")
+    for lv in EXPLORE_LEVELS:
+        r = _explore(run, lv, share / len(EXPLORE_LEVELS), ex_out)
+        if r:
+            rows.append(dict(r, level=lv))
+    for lv, _ in LEVELS:
+        r = _rapidcheck(run, lv, share / len(LEVELS))
+        if r:
+            rows.append(dict(r, level=lv))
+    fuzz_note = "" if engines else "no buddy fuzz binaries (fuzz/build.sh)"
+    if engines:
+        # the campaign's own start, AFL++'s calibration and the replays of
+        # its findings come on top of --time: ask for three quarters of what
+        # is left, and as many levels (most telling first) as get >= 5 s per
+        # engine (the campaign's shortest run)
+        budget = left() * 0.75
+        n = max(2, min(len(FUZZ_ORDER), int(budget * (os.cpu_count() or 1) / (5 * len(engines)))))
+        frows, fuzz_note = _fuzz(run, FUZZ_ORDER[:n], "both" if len(engines) == 2 else engines[0], budget)
+        rows += frows
+    verdicts, problems = [], []
+    for lv, historical in LEVELS:
+        mine = [r for r in rows if r["level"] == lv and r["ran"]]
+        found = sorted((r for r in mine if r["found"]), key=lambda r: r["time"])
+        verdict = "found" if found else "quiet"
+        want = "found" if historical else "quiet"
+        if verdict != want:
+            problems.append(f"{lv}: {verdict}, expected {want}")
+        problems += [f"{lv}: the {r['technique']} finding {r['file']} does not replay" for r in found
+                     if not r["replays"]]
+        verdicts.append({"level": lv, "historical": historical, "verdict": verdict, "expected": want,
+                         "found_by": [f"{r['technique']} ({r['what']}, {r['time']:.2f} s)" for r in found],
+                         "smallest": found[0]["file"] if found else "",
+                         "ran": [f"{r['technique']} {r['runs']:,} {r['unit']}" for r in mine]})
+    if proofs["status"] == "ran" and proofs["counterexamples"]:
+        problems.append(f"{proofs['counterexamples']} libarena proof obligations have counterexamples")
+    if proofs["status"] == "failed":
+        problems.append(f"faultline-prove-libarena exited {proofs['rc']}")
+    res = Result("libarena", "ran", metrics={"proofs": proofs, "levels": verdicts, "rows": rows,
+                                             "fuzz_note": fuzz_note})
+    if problems:
+        res.status, res.reason = "failed", "; ".join(problems)
+    else:
+        res.reason = (f"{proofs.get('proved', 0)} obligations proved; "
+                      + ", ".join(f"{v['level']} {v['verdict']}" for v in verdicts))
+    return res
+
+
+def add_sections(results, meta):
+    """The per-level verdict table, the proofs, and what each technique ran."""
+    r = next((r for r in results if r.technique == "libarena" and "levels" in r.metrics), None)
+    if not r:
+        return
+    m = r.metrics
+    p = m["proofs"]
+    proofs = (f"Z3: {p['proved']} of {len(p['rows'])} obligations proved in {p['ms']:.0f} ms "
+              f"({', '.join(n for n, v in p['rows'] if v == 'proved')})" if p["status"] == "ran"
+              else f"Z3: {p['status']} ({p.get('reason', p.get('rc'))})")
+    md = ["## libarena's buddy allocator (src/libarena)", "", proofs + ".", "",
+          "| level | verdict | expected | found by (fastest first) | finding | ran |", "|---|---|---|---|---|---|"]
+    md += [f"| {v['level']} | {v['verdict']} | {v['expected']} | {', '.join(v['found_by']) or '-'} | "
+           f"{v['smallest'] or '-'} | {'; '.join(v['ran'])} |" for v in m["levels"]]
+    fuzz = [x for x in m["rows"] if x["technique"] in ("libFuzzer", "AFL++")]
+    if fuzz:
+        md += ["", "| fuzzer | level | execs | exec/s | stability | first finding (s) |", "|---|---|---|---|---|---|"]
+        md += [f"| {x['technique']} | {x['level']} | {x['runs']:,} | {x['exec_per_s']:,} | {x['stability'] or '-'} | "
+               f"{('%.2f' % x['time']) if x['found'] else '-'} |" for x in fuzz]
+    if m["fuzz_note"]:
+        md += ["", f"Fuzzing: {m['fuzz_note']}."]
+    html = f"<p>{proofs}.</p><table><tr><th>level</th><th>verdict</th><th>expected</th><th>found by</th>" \
+           "<th>finding</th><th>ran</th></tr>"
+    html += "".join(f"<tr><td>{v['level']}</td><td>{v['verdict']}</td><td>{v['expected']}</td>"
+                    f"<td>{', '.join(v['found_by']) or '-'}</td><td>{v['smallest'] or '-'}</td>"
+                    f"<td>{'; '.join(v['ran'])}</td></tr>" for v in m["levels"])
+    html += "</table>"
+    meta.setdefault("extra_md", []).append(md)
+    meta.setdefault("extra_html", []).append(("libarena", html))

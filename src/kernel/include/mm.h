@@ -12,6 +12,7 @@
 #include "kernel.h"
 #include "base/stats.h"
 #include "locking.h"
+#include "pgtable.h"
 
 namespace fl::FL_ARCH_NS {
 
@@ -146,7 +147,7 @@ struct vm_fault {
 
 struct mm_struct {
 	std::vector<vm_area_struct *> mmap;  // sorted by vm_start (the maple tree)
-	std::map<ulong, pte_t> ptes;          // user page address -> PTE (the page tables)
+	page_table<pte_t> ptes;               // user page address -> PTE (the page tables)
 	int map_count = 0;
 	ulong mmap_base = 0;
 	ulong task_size = 0;

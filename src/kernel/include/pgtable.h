@@ -146,10 +146,20 @@ private:
 				tables_.begin());
 	}
 
-	table *table_of(ulong a) const
+	// The table holding a, if any. Accesses cluster (a fault, then loads in
+	// the same page; remap's run of inserts), so the last table found is
+	// tried first; a stale hint only costs the search.
+	table *table_of(ulong a)
 	{
+		ulong b = base_of(a);
+		if (hint_ < tables_.size() && tables_[hint_]->base == b)
+			return tables_[hint_];
 		size_t i = first_table(a);
-		return i < tables_.size() && tables_[i]->base == base_of(a) ? tables_[i] : nullptr;
+		if (i < tables_.size() && tables_[i]->base == b) {
+			hint_ = i;
+			return tables_[i];
+		}
+		return nullptr;
 	}
 
 	table *add_table(ulong base)
@@ -169,6 +179,7 @@ private:
 	}
 
 	unsigned long size_ = 0;
+	size_t hint_ = 0;              // an index into tables_, maybe stale
 	std::vector<table *> tables_;  // sorted by base
 	std::vector<table *> free_;
 	std::vector<std::unique_ptr<table>> owned_;

@@ -9,7 +9,12 @@ src=$1 cli=$2 bench=${3:-}
 source "$src/tests/expect.sh"
 
 EXPECT_CMD=("$cli")
-for c in replay summary decode oracle repro selftest; do
+# Every command the CLI lists (so a new one must answer too), and at least these.
+mapfile -t cli_cmds < <("$cli" help | awk '/^  [a-z]/ && $1 != "configuration" {print $1}')
+for c in replay summary decode oracle interleave reach repro selftest; do
+	[[ " ${cli_cmds[*]} " == *" $c "* ]] || { echo "FAIL: faultline-cli help does not list $c"; fails=$((fails + 1)); }
+done
+for c in "${cli_cmds[@]}"; do
 	expect 0 "^usage: faultline-cli $c" "$c" --help
 	expect 0 "^usage: faultline-cli $c" help "$c"
 	expect 2 "unknown option --bogus" "$c" --bogus "$src/tests/data/ok.fl"
@@ -19,7 +24,15 @@ expect 2 "unknown command 'frob'" help frob
 
 # The wrapper: help from its header, before any package check or build.
 EXPECT_CMD=("$src/faultline")
-for c in verify test replay summary fuzz props prove bench deps docker-check oracle repro selftest kernels; do
+# Every command the wrapper's dispatch handles (its `case "$cmd"` labels), so a
+# command added there without a header line fails here.
+mapfile -t wrapper_cmds < <(sed -n '/^case "\$cmd" in$/,/^esac$/p' "$src/faultline" |
+	grep -E '^[a-z][a-z| -]*\)$' | tr -d ')' | tr '|' '\n' | tr -d ' ' | grep -vx help)
+[ ${#wrapper_cmds[@]} -ge 15 ] || { echo "FAIL: found only ${#wrapper_cmds[@]} wrapper commands"; fails=$((fails + 1)); }
+for c in "${cli_cmds[@]}"; do  # what the CLI offers, the wrapper offers
+	[[ " ${wrapper_cmds[*]} " == *" $c "* ]] || { echo "FAIL: ./faultline has no command $c"; fails=$((fails + 1)); }
+done
+for c in "${wrapper_cmds[@]}"; do
 	expect 0 "^  \./faultline $c" help "$c"
 	expect 0 "^  \./faultline $c" "$c" --help
 done

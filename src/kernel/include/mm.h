@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "kernel.h"
+#include "base/slab.h"
 #include "base/stats.h"
 #include "locking.h"
+#include "pgtable.h"
 
 namespace fl::FL_ARCH_NS {
 
@@ -76,6 +78,7 @@ enum class page_owner : u8 { vmalloc, direct_map };
 
 // include/linux/mm_types.h: struct page (order-0 only, so page == folio).
 struct page {
+	FL_SLAB_OBJECT  /* not kernel: struct pages from a per-thread slab (base/slab.h) */
 	int _refcount = 1;  // the allocator's reference
 	int _mapcount = 0;  // number of PTEs mapping it (kernel stores this -1 based)
 	std::unique_ptr<u8[]> data;  // PAGE_SIZE bytes, allocated on first write
@@ -109,6 +112,7 @@ struct vm_operations_struct {
 };
 
 struct vm_area_struct {
+	FL_SLAB_OBJECT  /* not kernel: vm_area_cachep as a per-thread slab (base/slab.h) */
 	ulong vm_start = 0, vm_end = 0;
 	mm_struct *vm_mm = nullptr;
 	vm_flags_t vm_flags = 0;
@@ -146,7 +150,7 @@ struct vm_fault {
 
 struct mm_struct {
 	std::vector<vm_area_struct *> mmap;  // sorted by vm_start (the maple tree)
-	std::map<ulong, pte_t> ptes;          // user page address -> PTE (the page tables)
+	page_table<pte_t> ptes;               // user page address -> PTE (the page tables)
 	int map_count = 0;
 	ulong mmap_base = 0;
 	ulong task_size = 0;
@@ -211,6 +215,11 @@ inline void fdput(struct fd f)
 		fput(f.file);
 }
 
+// Not kernel: an area's (or the direct map's) struct pages by index, created
+// on first use; the hash nodes come from the slab like the pages.
+using page_index_map = std::unordered_map<ulong, std::unique_ptr<page>, std::hash<ulong>, std::equal_to<ulong>,
+					  slab::Allocator<std::pair<const ulong, std::unique_ptr<page>>>>;
+
 // include/linux/vmalloc.h: struct vm_struct flags.
 constexpr ulong VM_IOREMAP = 0x1, VM_ALLOC = 0x2, VM_MAP = 0x4, VM_USERMAP = 0x8,
 		VM_DMA_COHERENT = 0x10, VM_NO_GUARD = 0x40, VM_SPARSE = 0x1000;
@@ -222,7 +231,7 @@ struct vm_struct {
 	ulong flags = 0;
 	ulong nr_pages = 0;
 	u8 fill = 0;  // initial contents of its pages (0: __GFP_ZERO)
-	std::unordered_map<ulong, std::unique_ptr<page>> pages;  // created on first use
+	page_index_map pages;  // created on first use
 };
 inline ulong get_vm_area_size(const vm_struct *area)
 {
@@ -244,7 +253,7 @@ struct kernel_globals {
 	int next_area_id = 0;
 	ulong vmalloc_start = 0, vmalloc_end = 0;
 	ulong page_offset = 0, direct_map_end = 0;
-	std::unordered_map<ulong, std::unique_ptr<page>> direct_map;  // lowmem pages, by index
+	page_index_map direct_map;  // lowmem pages, by index
 	u64 totalram_pages = 0, vmalloc_pages_used = 0;
 	Stats *stats = nullptr;
 	files_struct files;  /* the harness's one fd table (see files_struct) */

@@ -17,26 +17,24 @@ static ulong pte_index(ulong address)
 
 pte_t *pte_lookup(mm_struct *mm, ulong addr)
 {
-	auto it = mm->ptes.find(addr);
-	return it == mm->ptes.end() ? nullptr : &it->second;
+	return mm->ptes.find(addr);
 }
 
 // set_pte_at + folio_add_file_rmap_pte + inc_mm_counter: the PTE now owns
 // the reference the caller took.
 static void set_pte_at(mm_struct *mm, ulong addr, page *pg)
 {
-	mm->ptes[addr] = pte_t{pg};
+	mm->ptes.set(addr, pte_t{pg});
 	pg->_mapcount++;
 	kg->stats->ptes_installed++;
 }
 
-// mm/memory.c: zap_present_ptes for one PTE (rmap and reference dropped)
-static void zap_pte(mm_struct *mm, std::map<ulong, pte_t>::iterator it)
+// mm/memory.c: zap_present_ptes for one PTE (rmap and reference dropped);
+// the caller has cleared it (ptep_get_and_clear_full)
+static void zap_pte(page *pg)
 {
-	page *pg = it->second.pg;
 	pg->_mapcount--;
 	put_page(pg);
-	mm->ptes.erase(it);
 	kg->stats->ptes_zapped++;
 }
 
@@ -318,8 +316,7 @@ void unmap_vmas(vm_area_struct *vma, ulong start, ulong end)
 
 	kg->stats->ptl_locks++;
 	spin_lock(pte_lockptr(mm));
-	for (auto it = mm->ptes.lower_bound(start); it != mm->ptes.end() && it->first < end;)
-		zap_pte(mm, it++);
+	mm->ptes.take_range(start, end, [](ulong, pte_t pte) { zap_pte(pte.pg); });
 	spin_unlock(pte_lockptr(mm));
 }
 
@@ -355,11 +352,10 @@ int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma)
 	kg->stats->ptl_locks++;
 	spin_lock(pte_lockptr(dst_vma->vm_mm));
 	spin_lock(pte_lockptr(src_mm));  /* spin_lock_nested(src_ptl, SINGLE_DEPTH_NESTING) */
-	for (auto it = src_mm->ptes.lower_bound(src_vma->vm_start);
-	     it != src_mm->ptes.end() && it->first < src_vma->vm_end; ++it) {
-		get_page(it->second.pg);
-		set_pte_at(dst_vma->vm_mm, it->first, it->second.pg);
-	}
+	src_mm->ptes.for_range(src_vma->vm_start, src_vma->vm_end, [&](ulong addr, pte_t pte) {
+		get_page(pte.pg);
+		set_pte_at(dst_vma->vm_mm, addr, pte.pg);
+	});
 	spin_unlock(pte_lockptr(src_mm));
 	spin_unlock(pte_lockptr(dst_vma->vm_mm));
 	return 0;
@@ -373,12 +369,10 @@ void move_page_tables(vm_area_struct *vma, ulong old_addr, vm_area_struct *new_v
 
 	kg->stats->ptl_locks++;
 	spin_lock(pte_lockptr(mm));
-	for (auto it = mm->ptes.lower_bound(old_addr); it != mm->ptes.end() && it->first < old_addr + len;) {
-		moved.emplace_back(it->first - old_addr + new_addr, it->second.pg);
-		it = mm->ptes.erase(it);
-	}
+	mm->ptes.take_range(old_addr, old_addr + len,
+			    [&](ulong addr, pte_t pte) { moved.emplace_back(addr - old_addr + new_addr, pte.pg); });
 	for (auto &[addr, pg] : moved)
-		new_vma->vm_mm->ptes[addr] = pte_t{pg};
+		new_vma->vm_mm->ptes.set(addr, pte_t{pg});
 	spin_unlock(pte_lockptr(mm));
 }
 

@@ -118,8 +118,7 @@ SmapsEntry MachineImpl::smaps(int pid, uint64_t addr) const
 	s.start = vma->vm_start;
 	s.end = vma->vm_end;
 	s.pgoff = vma->vm_pgoff;
-	for (auto it = mm->ptes.lower_bound(vma->vm_start); it != mm->ptes.end() && it->first < vma->vm_end; ++it)
-		s.rss_pages++;
+	s.rss_pages = mm->ptes.count_range(vma->vm_start, vma->vm_end);
 	for (unsigned bit = 0; bit < 32; bit++) {
 		if (!(vma->vm_flags & ((vm_flags_t)1 << bit)) || !kVmFlagNames[bit])
 			continue;

@@ -48,16 +48,16 @@ Violation MachineImpl::check_invariants()
 		for (vm_area_struct *vma : mm.mmap)
 			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
 				maywrite_vmas++;
-		for (auto &[addr, pte] : mm.ptes) {
+		mm.ptes.for_each([&](ulong addr, pte_t &pte) {
 			pte.pg->inv_ptes++;
 			if (bad)
-				continue;
+				return;
 			vm_area_struct *vma = vma_lookup(&mm, addr);
 			if (!vma) {
 				bad = {Invariant::pte_outside_vma,
 				       "pid " + std::to_string(pid) + " PTE at " + hex(addr) + " outside every VMA"};
 			} else if (!is_map_vma(vma)) {
-				continue;
+				return;
 			} else if (arena_) {
 				check_arena_pte(pid, vma, addr, pte.pg, &bad);
 			} else if (!is_visible_data_page(pte.pg)) {
@@ -70,7 +70,7 @@ Violation MachineImpl::check_invariants()
 					       std::to_string(pte.pg->index - hdr_pages_) +
 					       ", not the page eager remap would choose"};
 			}
-		}
+		});
 	}
 
 	if (!bad && array_ && array_->map.writecnt != maywrite_vmas)

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Not kernel: the shim behind an mm's page tables (what pgd/p4d/pud/pmd/pte
+// levels are in the kernel). A sorted array of last-level tables of 64 slots,
+// each with a bitmap of its present PTEs, in place of one tree node per PTE:
+// a lookup is a short binary search over the few tables a Program reaches
+// plus an index, a range walk visits only populated tables, and the eager
+// remap_vmalloc_range() inserting a thousand PTEs costs a thousand slot
+// writes instead of a thousand tree insertions. Emptied tables go to a free
+// list, so once warm an operation allocates nothing. Walks run in address
+// order, as the tree's did (the invariant checker's first-violation-wins
+// report depends on it). Addresses are in the running kernel's PAGE_SIZE
+// (kcfg), like every other use of the page tables.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernel.h"
+
+namespace fl::FL_ARCH_NS {
+
+template <class Pte> class page_table {
+public:
+	static constexpr unsigned kSlotBits = 6;
+	static constexpr unsigned long kSlots = 1ul << kSlotBits;  // one bit each in table::used
+
+	page_table() = default;
+	page_table(const page_table &) = delete;
+	page_table &operator=(const page_table &) = delete;
+
+	Pte *find(ulong addr)
+	{
+		table *t = table_of(addr);
+		unsigned s = slot_of(addr);
+		return t && (t->used >> s & 1) ? &t->slot[s] : nullptr;
+	}
+
+	// Installs (or overwrites) the PTE for addr.
+	void set(ulong addr, const Pte &pte)
+	{
+		table *t = table_of(addr);
+		if (!t)
+			t = add_table(base_of(addr));
+		unsigned s = slot_of(addr);
+		if (!(t->used >> s & 1)) {
+			t->used |= uint64_t(1) << s;
+			size_++;
+		}
+		t->slot[s] = pte;
+	}
+
+	unsigned long size() const { return size_; }
+
+	// f(addr, pte) for every present PTE with lo <= addr < hi, in address order.
+	template <class F> void for_range(ulong lo, ulong hi, F &&f)
+	{
+		for (size_t i = first_table(lo); i < tables_.size() && tables_[i]->base < hi; i++) {
+			table *t = tables_[i];
+			walk(t, lo, hi, [&](unsigned s, ulong a) { f(a, t->slot[s]); });
+		}
+	}
+	// Every present PTE (a page address is never ~0).
+	template <class F> void for_each(F &&f) { for_range(0, (ulong)~(ulong)0, f); }
+
+	unsigned long count_range(ulong lo, ulong hi)
+	{
+		unsigned long n = 0;
+		for_range(lo, hi, [&](ulong, const Pte &) { n++; });
+		return n;
+	}
+
+	// f(addr, pte) for every present PTE in [lo, hi), which is removed first.
+	template <class F> void take_range(ulong lo, ulong hi, F &&f)
+	{
+		size_t i = first_table(lo);
+		while (i < tables_.size() && tables_[i]->base < hi) {
+			table *t = tables_[i];
+			walk(t, lo, hi, [&](unsigned s, ulong a) {
+				t->used &= ~(uint64_t(1) << s);
+				size_--;
+				f(a, t->slot[s]);
+			});
+			if (t->used == 0) {
+				free_.push_back(t);
+				tables_.erase(tables_.begin() + (ptrdiff_t)i);
+			} else {
+				i++;
+			}
+		}
+	}
+
+	// Drops every PTE; the tables stay for reuse.
+	void clear()
+	{
+		for (table *t : tables_) {
+			t->used = 0;
+			free_.push_back(t);
+		}
+		tables_.clear();
+		size_ = 0;
+	}
+
+private:
+	struct table {
+		ulong base = 0;     // the address of slot 0
+		uint64_t used = 0;  // which slots hold a PTE (the others are stale)
+		Pte slot[kSlots]{};
+	};
+
+	unsigned span_bits() const { return PAGE_SHIFT + kSlotBits; }
+	// A table spans 2^(shift + 6) bytes; its base rounds down to that (the
+	// guard keeps the shift defined should one span the whole space).
+	ulong base_of(ulong a) const
+	{
+		return span_bits() >= sizeof(ulong) * 8 ? 0 : a & ~(((ulong)1 << span_bits()) - 1);
+	}
+	unsigned slot_of(ulong a) const { return (unsigned)(a >> PAGE_SHIFT) & (kSlots - 1); }
+	ulong addr_of(const table *t, unsigned s) const { return t->base + ((ulong)s << PAGE_SHIFT); }
+
+	// g(slot, addr) for the present slots of t with lo <= addr < hi, in
+	// order; the bitmap is read once, so g may clear the slot it is given.
+	template <class G> void walk(table *t, ulong lo, ulong hi, G &&g)
+	{
+		uint64_t bits = t->used;
+		if (lo > t->base)
+			bits &= ~uint64_t(0) << slot_of(lo);
+		for (; bits; bits &= bits - 1) {
+			unsigned s = (unsigned)__builtin_ctzll(bits);
+			ulong a = addr_of(t, s);
+			if (a >= hi)
+				break;
+			g(s, a);
+		}
+	}
+
+	// The index of the first table whose span reaches lo.
+	size_t first_table(ulong lo) const
+	{
+		ulong b = base_of(lo);
+		if (!tables_.empty() && tables_.back()->base < b)  /* past the end: appends stay O(1) */
+			return tables_.size();
+		return (size_t)(std::lower_bound(tables_.begin(), tables_.end(), b,
+						 [](const table *t, ulong v) { return t->base < v; }) -
+				tables_.begin());
+	}
+
+	// The table holding a, if any. Accesses cluster (a fault, then loads in
+	// the same page; remap's run of inserts), so the last table found is
+	// tried first; a stale hint only costs the search.
+	table *table_of(ulong a)
+	{
+		ulong b = base_of(a);
+		if (hint_ < tables_.size() && tables_[hint_]->base == b)
+			return tables_[hint_];
+		size_t i = first_table(a);
+		if (i < tables_.size() && tables_[i]->base == b) {
+			hint_ = i;
+			return tables_[i];
+		}
+		return nullptr;
+	}
+
+	table *add_table(ulong base)
+	{
+		table *t;
+		if (!free_.empty()) {
+			t = free_.back();
+			free_.pop_back();
+		} else {
+			owned_.push_back(std::make_unique<table>());
+			t = owned_.back().get();
+		}
+		t->base = base;
+		t->used = 0;
+		tables_.insert(tables_.begin() + (ptrdiff_t)first_table(base), t);
+		return t;
+	}
+
+	unsigned long size_ = 0;
+	size_t hint_ = 0;              // an index into tables_, maybe stale
+	std::vector<table *> tables_;  // sorted by base
+	std::vector<table *> free_;
+	std::vector<std::unique_ptr<table>> owned_;
+};
+
+}  // namespace fl::FL_ARCH_NS

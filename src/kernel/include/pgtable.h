@@ -74,21 +74,22 @@ public:
 	// f(addr, pte) for every present PTE in [lo, hi), which is removed first.
 	template <class F> void take_range(ulong lo, ulong hi, F &&f)
 	{
-		size_t i = first_table(lo);
-		while (i < tables_.size() && tables_[i]->base < hi) {
+		// Emptied tables are compacted out once at the end: erasing each one
+		// as it empties made unmapping a big mm quadratic in its tables.
+		size_t i = first_table(lo), kept = i;
+		for (; i < tables_.size() && tables_[i]->base < hi; i++) {
 			table *t = tables_[i];
 			walk(t, lo, hi, [&](unsigned s, ulong a) {
 				t->used &= ~(uint64_t(1) << s);
 				size_--;
 				f(a, t->slot[s]);
 			});
-			if (t->used == 0) {
+			if (t->used == 0)
 				free_.push_back(t);
-				tables_.erase(tables_.begin() + (ptrdiff_t)i);
-			} else {
-				i++;
-			}
+			else
+				tables_[kept++] = t;
 		}
+		tables_.erase(tables_.begin() + (ptrdiff_t)kept, tables_.begin() + (ptrdiff_t)i);
 	}
 
 	// Drops every PTE; the tables stay for reuse.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Copied from the cover letter (../shared/seeds/002_*), cell by cell.
+// Copied from the cover letter of "bpf libarena allocator improvements" v2 (seed 002), cell by cell.
 #include "real/bench/libarena/seed_002.h"
 
 namespace fl::arena_bench {

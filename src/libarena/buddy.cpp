@@ -32,22 +32,21 @@ void set_first_chunk(buddy_ctx *b, u64 c) { b->arena->store64(b->buddy + BUDDY_F
 
 }  // namespace
 
-// Not libarena: a named point of the allocator. The harness's NMI arrives
-// here (buddy_faults::at_point), then the scheduler may switch CPUs.
-static void buddy_point(buddy_ctx *b, const sched::Label &label)
-{
-	if (b->faults && b->faults->at_point)
-		b->faults->at_point(b->faults->point_arg, b, label);
-	if (sched::Scheduler *s = sched::active())
-		s->point(label);
-}
-
 // Not libarena: a point only the harness sees (no scheduling decision):
 // where its shadow model follows a step no other CPU can interleave with.
 static void buddy_note(buddy_ctx *b, const sched::Label &label)
 {
 	if (b->faults && b->faults->at_point)
 		b->faults->at_point(b->faults->point_arg, b, label);
+}
+
+// Not libarena: a named point of the allocator. The harness's NMI arrives
+// here (buddy_faults::at_point), then the scheduler may switch CPUs.
+static void buddy_point(buddy_ctx *b, const sched::Label &label)
+{
+	buddy_note(b, label);
+	if (sched::Scheduler *s = sched::active())
+		s->point(label);
 }
 
 // include/bpf_arena_spin_lock.h: arena_spin_lock_irqsave. Held on this CPU

@@ -106,7 +106,7 @@ class Inputs(unittest.TestCase):
                 tasks.append({"target": "program", "engine": engine, "name": name, "patch": "v2", "arch": "64",
                               "door": "anon"})
                 os.makedirs(os.path.join(report, "fuzz-runs", engine, name, sub))
-            results = [Result("corpus"), Result("props"), Result("oracle"), Result("fuzz", metrics={"tasks": tasks})]
+            results = [Result("corpus"), Result("props"), Result("oracle", metrics={"random": 12}), Result("fuzz", metrics={"tasks": tasks})]
             old = reach.FUZZ_RUNS
             reach.FUZZ_RUNS = os.path.join(report, "fuzz-runs")
             try:
@@ -115,6 +115,8 @@ class Inputs(unittest.TestCase):
                 reach.FUZZ_RUNS = old
         self.assertEqual(sorted(got), ["afl", "corpus", "libfuzzer", "oracle", "props"])
         self.assertIn("--binary", got["afl"][0])
+        # the oracle's inputs: the random Programs it ran in its share, not a fixed count
+        self.assertEqual(got["oracle"][0][got["oracle"][0].index("--random") + 1], "12")
 
 
 if __name__ == "__main__":

@@ -111,6 +111,18 @@ class ReachReport(unittest.TestCase):
                "afl": {"functions": {"a.cpp:f": 0, "a.cpp:g": 0}}}
         self.assertEqual(reach.unreached_functions(cov), ["a.cpp:g"])
 
+    def test_every_unreached_arena_function_says_why(self):
+        cov = {"props": {"lines": [1, 2], "branches": [1, 2],
+                         "functions": {"src/kernel/kernel/bpf/arena.cpp:arena_map_alloc": 0,
+                                       "src/kernel/mm/vmalloc.cpp:get_vm_area": 0,
+                                       "src/kernel/mm/vmalloc.cpp:mystery": 0}}}
+        meta = {}
+        reach.add_sections(meta, {"props": self.PART}, cov, reach.WHY_UNREACHED)
+        md = "\n".join(meta["extra_md"][0])
+        self.assertRegex(md, r"arena_map_alloc` — arena maps: ")
+        self.assertRegex(md, r"get_vm_area` — arena_map_alloc's kernel VM area only")
+        self.assertIn("- `src/kernel/mm/vmalloc.cpp:mystery`\n", md + "\n")
+
     def test_the_table_marks_a_wanted_bucket_nobody_reached(self):
         meta = {}
         reach.add_sections(meta, {"props": self.PART}, {}, {})
@@ -118,6 +130,30 @@ class ReachReport(unittest.TestCase):
         self.assertIn("| map data > 4 GiB (created) | 1 |", md)
         self.assertIn("| v3 fault-around at a PTE-table edge | 0 |", md)
         self.assertIn("class='bad'", meta["extra_html"][0][1])
+
+
+class CorpusEvidence(unittest.TestCase):
+    """The hand-written corpus alone, through verify's own corpus runner,
+    must not make any cell less safe than tools/verifylib/expected says:
+    the arena map's Programs (its historical levels, the MADV_DOFORK hole)
+    once made pre's 64-bit array map unsound."""
+
+    def test_the_corpus_alone_stays_within_the_expected_verdicts(self):
+        cli = os.path.join(ROOT, "build", "default", "faultline-cli")
+        if not os.access(cli, os.X_OK):
+            self.skipTest(f"{cli} is not built")
+        from verifylib.techniques import Run, run_corpus, is_arena_program, corpus_files
+        self.assertTrue(any(is_arena_program(f) for f in corpus_files(ROOT)))
+        with tempfile.TemporaryDirectory() as tmp:
+            progress = type("Quiet", (), {"update": lambda self, line: None})()
+            res = run_corpus(Run(ROOT, tmp, 1, progress), 120)
+        self.assertEqual(res.status, "ran", res.reason)
+        self.assertGreater(res.metrics["arena_runs"], 0)
+        got = verdicts.decide([res])
+        want = verdicts.load_expected(os.path.join(ROOT, "tools", "verifylib", "expected"))
+        worse = [(c, want[c], got[c]["verdict"]) for c in CELLS
+                 if verdicts.RANK[got[c]["verdict"]] > verdicts.RANK[want[c]]]
+        self.assertEqual(worse, [])
 
 
 class Options(unittest.TestCase):

@@ -38,8 +38,9 @@ const Command kCommands[] = {
 	 "summary [FILTERS] [--json FILE] FILE...\n  per-configuration verdict table over Programs\n"},
 	{"decode", fl::cli::decode_main, "decode FILE...\n  print the Program a fuzzer input (bytes) decodes to\n"},
 	{"oracle", fl::cli::oracle_main,
-	 "oracle [--count N] [--seed S] [--allow-skip] [--verbose] [FILE...]\n"
-	 "  Programs (and N random ones) on the host kernel against the port at the host's configuration;\n"
+	 "oracle [--count N] [--seed S] [--time S] [--arena] [--allow-skip] [--verbose] [FILE...]\n"
+	 "  Programs (and N random ones, or as many as --time seconds allow) on the host kernel against the\n"
+	 "  port at the host's configuration (--arena: random arena-map Programs);\n"
 	 "  exit 1 on a disagreement; without bpf(2): 'skipped: ...' and exit 2, or 0 with --allow-skip\n"},
 	{"interleave", fl::cli::interleave_main,
 	 "interleave [FILTERS] [--strategy portfolio|default|bounded|pct|random] [--seed S] [--depth D]\n"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// faultline oracle [--count N] [--seed S] [--arena] [--allow-skip] [--verbose] [FILE...]
+// faultline oracle [--count N] [--seed S] [--time S] [--arena] [--allow-skip] [--verbose] [FILE...]
 //
 // Every FILE, then N random Programs (the fuzzers' decoder on bytes from a
 // seeded PRNG), run on the host kernel and on the port at the host's
@@ -41,6 +41,7 @@ uint64_t parse_u64(const std::string &opt, const std::string &v)
 struct Args {
 	uint64_t count = 0;
 	std::optional<uint64_t> seed;
+	uint64_t time = 0;  // seconds for the random batch (0: no limit); it stops early, saying how many ran
 	bool allow_skip = false, verbose = false;
 	bool arena = false;  // random Programs on a BPF arena map (src/check/arena_program_binary.h)
 	std::vector<std::string> files;
@@ -63,6 +64,8 @@ Args parse(const std::vector<std::string> &args)
 			a.count = parse_u64(name, value());
 		else if (name == "--seed")
 			a.seed = parse_u64(name, value());
+		else if (name == "--time")
+			a.time = parse_u64(name, value());
 		else if (s == "--arena")
 			a.arena = true;
 		else if (s == "--allow-skip")
@@ -176,7 +179,13 @@ int oracle_main(const std::vector<std::string> &args)
 	for (const auto &[name, p] : files)
 		one(name, p);
 	std::mt19937_64 rng(seed);
-	for (uint64_t i = 0; i < a.count; i++) {
+	uint64_t ran = 0;
+	for (uint64_t i = 0; i < a.count; i++, ran++) {
+		if (a.time && std::chrono::steady_clock::now() - start >= std::chrono::seconds(a.time)) {
+			std::printf("oracle: --time %llu s is up after %llu of %llu random Programs\n",
+				    (unsigned long long)a.time, (unsigned long long)ran, (unsigned long long)a.count);
+			break;
+		}
 		std::vector<uint8_t> bytes = random_program_bytes(rng);
 		one("random #" + std::to_string(i) + " (seed " + std::to_string(seed) + ")",
 		    a.arena ? decode_arena_program(bytes.data(), bytes.size(), false)

@@ -19,7 +19,10 @@ expect 2 "bad value '-1' for --seed" --count 1 --seed -1
 expect 2 'cannot read .*nonexistent.fl' "$data/nonexistent.fl"
 expect 2 'malformed.fl:4:13: ' "$data/malformed.fl"
 expect 2 'unknown option --bogus' --bogus
+expect 2 "bad value 'soon' for --time" --count 1 --time soon
 # Runs (or says why not) and names its seed.
 expect 0 'seed 42|^skipped: ' --allow-skip --count 2 --seed 42
+# --time bounds the random batch: far fewer than a million in one second.
+expect 0 'time 1 s is up after [0-9]+ of 1000000 random|^skipped: ' --allow-skip --count 1000000 --seed 42 --time 1
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -30,6 +30,9 @@ struct Model {
 	MapSpec spec;
 	uint64_t visible = 0;
 	bool eager = false;  // `pre`: no fault handler, zapped pages SIGBUS
+	// Only the non-zero bytes (a missing one reads 0): RapidCheck copies the
+	// model for every command it generates, and a 1 MiB value held whole
+	// made each copy (and each pick_index scan) a million tree nodes.
 	std::map<uint64_t, uint8_t> bytes;
 	bool frozen = false;
 	std::vector<MVma> vmas;
@@ -49,6 +52,14 @@ struct Model {
 		auto it = bytes.find(off);
 		return it == bytes.end() ? 0 : it->second;
 	}
+	void set_byte(uint64_t off, uint8_t b)
+	{
+		if (b)
+			bytes[off] = b;
+		else
+			bytes.erase(off);
+	}
+	void zero_bytes(uint64_t lo, uint64_t hi) { bytes.erase(bytes.lower_bound(lo), bytes.lower_bound(hi)); }
 	int find(int pid, int base, uint64_t start) const
 	{
 		for (size_t i = 0; i < vmas.size(); i++)

@@ -345,7 +345,7 @@ struct Access : Cmd {
 			return;
 		uint64_t off = offset(s);
 		for (unsigned i = 0; i < size; i++)
-			s.bytes[off + i] = uint8_t(value >> (8 * i));
+			s.set_byte(off + i, uint8_t(value >> (8 * i)));
 	}
 	void run(const Model &s, Sut &sut) const override
 	{
@@ -435,7 +435,7 @@ struct Bpf : Cmd {
 	int flags = *rc::gen::element(int(BPF_ANY), int(BPF_ANY), int(BPF_EXIST), int(BPF_NOEXIST));
 	explicit Bpf(const Model &s) : index(pick_index(s)) {}
 	// The first few elements (where neighbours meet), any, or (a lookup)
-	// one the model holds bytes of: reading back what an update or a store
+	// one the model holds non-zero bytes of: reading back what an update or a store
 	// wrote is what catches a write landing in the wrong element; an
 	// independent index of up to 64 rarely meets it.
 	uint32_t pick_index(const Model &s) const
@@ -471,9 +471,12 @@ struct Bpf : Cmd {
 			return;
 		if (kind == OpKind::freeze)
 			s.frozen = true;
-		if (kind == OpKind::update)
-			for (uint64_t i = 0; i < s.spec.value_size; i++)
-				s.bytes[index * s.elem_size() + i] = i < 8 ? uint8_t(value >> (8 * i)) : 0;
+		if (kind == OpKind::update) {
+			const uint64_t at = index * s.elem_size();
+			s.zero_bytes(at, at + s.spec.value_size);
+			for (uint64_t i = 0; i < std::min<uint64_t>(8, s.spec.value_size); i++)
+				s.set_byte(at + i, uint8_t(value >> (8 * i)));
+		}
 	}
 	void run(const Model &s, Sut &sut) const override
 	{

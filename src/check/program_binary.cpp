@@ -122,6 +122,7 @@ private:
 	uint64_t edge_page(uint64_t pages);
 
 	uint64_t pgoff();
+	bool eager_may_accept(uint64_t pgoff, uint64_t n) const;
 	Num length(uint64_t pgoff);
 	int prot();
 	uint32_t index();
@@ -306,6 +307,28 @@ uint64_t Decoder::pgoff()
 	}
 }
 
+// Could `pre` accept this mapping, inserting every page, at some width,
+// page size or door, with the page offset k as the kernel sees it? The
+// 64-bit mmap door shifts the offset into a byte offset and back (k mod
+// 2^52, 2^50, 2^48 for 4K, 16K, 64K pages); the direct door takes it whole.
+// Below 2^48, array_map_mmap's bound (k + pages <= the data's pages) is
+// exact (tightest at 4K pages, the unit here). Above, k * PAGE_SIZE wraps
+// that bound, and only remap's exact checks on the vmalloc area remain: from
+// area page k + 1 (the header page first; k = 2^64 - 1 wraps to it), within
+// at most twice the data (spec_v1's mask rounds max_entries up to a power of
+// two) and the header. The 32-bit widths narrow further, but their maps
+// (below 1 GiB of RAM) are under kMaxEagerPages.
+bool Decoder::eager_may_accept(uint64_t pgoff, uint64_t n) const
+{
+	const uint64_t area = 2 * visible_ + 16;
+	for (unsigned bits : {64u, 52u, 50u, 48u}) {
+		const uint64_t k = bits == 64 ? pgoff : pgoff & ((uint64_t(1) << bits) - 1);
+		if (k < (uint64_t(1) << 48) ? k < visible_ && n <= visible_ - k : k + 1 < area && n <= area - (k + 1))
+			return true;
+	}
+	return false;
+}
+
 Num Decoder::length(uint64_t off)
 {
 	const uint8_t b = in_.u8();
@@ -440,6 +463,10 @@ void Decoder::mmap(int proc, bool populate, bool over_existing)
 	if (n > kMaxEagerPages && op.pgoff < visible_ && n <= visible_ - op.pgoff) {
 		// It would succeed: keep its end, cut it to a window.
 		op.pgoff = visible_ - kWindowPages;
+		op.len = pages(n = kWindowPages);
+	} else if (n > kMaxEagerPages && eager_may_accept(op.pgoff, n)) {
+		// An offset the front door narrows into the data would still make
+		// `pre` insert every page: keep the offset, cut the length.
 		op.len = pages(n = kWindowPages);
 	}
 	if (populate && n <= kMaxPopulatePages)

@@ -83,7 +83,7 @@ struct page {
 	int _mapcount = 0;  // number of PTEs mapping it (kernel stores this -1 based)
 	std::unique_ptr<u8[]> data;  // PAGE_SIZE bytes, allocated on first write
 	u8 fill = 0;                 // what every byte holds until then
-	int inv_ptes = 0;            // scratch for the invariant checker
+	int inv_ptes = 0;            // not kernel: the PTEs mapping it, as the page tables count them (pte_ghost)
 	page_owner owner = page_owner::vmalloc;
 	int area_id = -1;   // vmalloc area (or -1 for the direct map)
 	ulong index = 0;    // page index within the area / direct map
@@ -99,6 +99,13 @@ inline int page_ref_count(const page *p) { return p->_refcount; }
 struct pte_t {
 	page *pg = nullptr;
 };
+// Not kernel: the page tables' count of the PTEs mapping a page, for the
+// invariant checker (independent of the port's _mapcount).
+inline void pte_ghost(const pte_t &pte, int delta)
+{
+	if (pte.pg)
+		pte.pg->inv_ptes += delta;
+}
 
 // include/linux/mm_types.h
 struct vm_operations_struct {

@@ -10,6 +10,12 @@
 // order, as the tree's did (the invariant checker's first-violation-wins
 // report depends on it). Addresses are in the running kernel's PAGE_SIZE
 // (kcfg), like every other use of the page tables.
+//
+// For the invariant checker (not the port) the table also keeps what a
+// check after every op would otherwise recompute by walking everything:
+// pte_ghost(pte, +1/-1) is called for every PTE installed or removed (the
+// checker's per-page count of the PTEs that map it), and the tables whose
+// slots changed since the checker last looked are listed (take_dirty).
 #pragma once
 
 #include <algorithm>
@@ -47,8 +53,12 @@ public:
 		if (!(t->used >> s & 1)) {
 			t->used |= uint64_t(1) << s;
 			size_++;
+		} else {
+			pte_ghost(t->slot[s], -1);
 		}
 		t->slot[s] = pte;
+		pte_ghost(pte, +1);
+		mark_dirty(t);
 	}
 
 	unsigned long size() const { return size_; }
@@ -82,6 +92,8 @@ public:
 			walk(t, lo, hi, [&](unsigned s, ulong a) {
 				t->used &= ~(uint64_t(1) << s);
 				size_--;
+				pte_ghost(t->slot[s], -1);
+				mark_dirty(t);
 				f(a, t->slot[s]);
 			});
 			if (t->used == 0)
@@ -96,6 +108,8 @@ public:
 	void clear()
 	{
 		for (table *t : tables_) {
+			walk(t, 0, (ulong)~(ulong)0, [&](unsigned s, ulong) { pte_ghost(t->slot[s], -1); });
+			mark_dirty(t);
 			t->used = 0;
 			free_.push_back(t);
 		}
@@ -103,10 +117,24 @@ public:
 		size_ = 0;
 	}
 
+	// f(lo, hi) for the span of every table whose slots changed since the
+	// last call (in no particular order; a span may repeat once its table
+	// was freed and reused), then forgets them.
+	template <class F> void take_dirty(F &&f)
+	{
+		for (const dirty_span &d : dirty_)
+			f(d.lo, d.hi);
+		for (table *t : dirty_tables_)
+			t->dirty = false;
+		dirty_.clear();
+		dirty_tables_.clear();
+	}
+
 private:
 	struct table {
 		ulong base = 0;     // the address of slot 0
 		uint64_t used = 0;  // which slots hold a PTE (the others are stale)
+		bool dirty = false; // listed in dirty_ since take_dirty
 		Pte slot[kSlots]{};
 	};
 
@@ -163,6 +191,19 @@ private:
 		return nullptr;
 	}
 
+	struct dirty_span {
+		ulong lo, hi;
+	};
+	void mark_dirty(table *t)
+	{
+		if (t->dirty)
+			return;
+		t->dirty = true;
+		dirty_tables_.push_back(t);
+		ulong span = span_bits() >= sizeof(ulong) * 8 ? 0 : (ulong)1 << span_bits();
+		dirty_.push_back({t->base, span && t->base + span > t->base ? t->base + span : (ulong)~(ulong)0});
+	}
+
 	table *add_table(ulong base)
 	{
 		table *t;
@@ -172,6 +213,10 @@ private:
 		} else {
 			owned_.push_back(std::make_unique<table>());
 			t = owned_.back().get();
+		}
+		if (t->dirty) {  /* reused before the checker looked: its old span stays listed */
+			t->dirty = false;
+			std::erase(dirty_tables_, t);
 		}
 		t->base = base;
 		t->used = 0;
@@ -183,6 +228,8 @@ private:
 	size_t hint_ = 0;              // an index into tables_, maybe stale
 	std::vector<table *> tables_;  // sorted by base
 	std::vector<table *> free_;
+	std::vector<dirty_span> dirty_;       // spans of changed tables, for take_dirty
+	std::vector<table *> dirty_tables_;  // the tables whose dirty flag is set
 	std::vector<std::unique_ptr<table>> owned_;
 };
 

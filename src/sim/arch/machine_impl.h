@@ -120,6 +120,30 @@ private:
 	u64 visible_pages_ = 0;        // PAGE_ALIGN(max_entries * elem_size) / PAGE_SIZE
 	u64 hdr_pages_ = 0;
 	Violation op_violation_;
+
+	// check_invariants() after every op is incremental: a PTE that passed
+	// the last check passes again unless its page table slot, the VMA over
+	// it or the map changed. What the last passing check saw: the map (any
+	// change makes the next check whole) and each mm's VMAs.
+	struct VmaSeen {
+		const vm_area_struct *vma;
+		ulong start, end, pgoff;
+		const file *vm_file;
+		bool operator==(const VmaSeen &) const = default;
+	};
+	struct MapSeen {
+		const void *array = nullptr, *arena = nullptr;
+		const file *map_file = nullptr;
+		int area_id = -1;
+		u64 visible = 0, hdr = 0;
+		bool operator==(const MapSeen &) const = default;
+	};
+	MapSeen map_seen() const;
+	void changed_ranges(mm_struct &mm, const std::vector<VmaSeen> *seen);
+	bool checked_valid_ = false;
+	MapSeen checked_map_;
+	std::vector<std::vector<VmaSeen>> checked_vmas_;  // per pid, sorted by start
+	std::vector<std::pair<ulong, ulong>> changed_;    // scratch: address ranges to recheck
 };
 
 }  // namespace fl::FL_ARCH_NS

@@ -2,8 +2,13 @@
 // The invariants checked after every operation (names in base/invariants.h).
 // They are computed from the machine's state independently of the port's
 // own counters: VMAs are counted, PTEs are walked, pages are compared with
-// the page the eager path would have chosen in exact arithmetic.
+// the page the eager path would have chosen in exact arithmetic. The walk is
+// incremental (only the PTEs whose slot, VMA or map changed since the last
+// passing check), and the PTEs mapping each page are counted by the page
+// tables as they change (pte_ghost), not by the port.
 #include "machine_impl.h"
+
+#include <algorithm>
 
 namespace fl::FL_ARCH_NS {
 
@@ -37,19 +42,69 @@ static std::string hex(u64 v)
 	return buf;
 }
 
+MachineImpl::MapSeen MachineImpl::map_seen() const
+{
+	return {array_, arena_, map_vm_file_, map_area_id_, visible_pages_, hdr_pages_};
+}
+
+// Into changed_: the address ranges of mm whose PTEs the check must look at,
+// sorted and merged. The page table slots changed since the last check, and
+// the ranges of the VMAs added, removed or changed since (seen: the VMAs the
+// last passing check saw; NULL: look at everything).
+void MachineImpl::changed_ranges(mm_struct &mm, const std::vector<VmaSeen> *seen)
+{
+	changed_.clear();
+	mm.ptes.take_dirty([&](ulong lo, ulong hi) { changed_.push_back({lo, hi}); });
+	if (!seen) {
+		changed_.assign(1, {0, (ulong)~(ulong)0});
+		return;
+	}
+	auto now = [&](size_t i) {
+		const vm_area_struct *v = mm.mmap[i];
+		return VmaSeen{v, v->vm_start, v->vm_end, v->vm_pgoff, v->vm_file};
+	};
+	bool same = seen->size() == mm.mmap.size();
+	for (size_t i = 0; same && i < mm.mmap.size(); i++)
+		same = (*seen)[i] == now(i);
+	if (!same) {  /* a few VMAs: the quadratic differences are cheap */
+		for (const VmaSeen &old : *seen)
+			if (std::none_of(mm.mmap.begin(), mm.mmap.end(), [&](const vm_area_struct *v) {
+				    return old == VmaSeen{v, v->vm_start, v->vm_end, v->vm_pgoff, v->vm_file};
+			    }))
+				changed_.push_back({old.start, old.end});
+		for (size_t i = 0; i < mm.mmap.size(); i++)
+			if (std::find(seen->begin(), seen->end(), now(i)) == seen->end())
+				changed_.push_back({now(i).start, now(i).end});
+	}
+	std::sort(changed_.begin(), changed_.end());
+	size_t out = 0;
+	for (const auto &r : changed_) {
+		if (out && r.first <= changed_[out - 1].second)
+			changed_[out - 1].second = std::max(changed_[out - 1].second, r.second);
+		else
+			changed_[out++] = r;
+	}
+	changed_.resize(out);
+}
+
 Violation MachineImpl::check_invariants()
 {
 	Enter e(this);
 	s64 maywrite_vmas = 0;
-	Violation bad;  /* the first violation; the scans always finish */
+	Violation bad;  /* the first violation, in pid and then address order */
 
+	/* Only what changed since the last passing check can fail now (an arena
+	 * map's pages change under unchanged PTEs: always whole). */
+	const bool whole = !checked_valid_ || arena_ || !(map_seen() == checked_map_);
+	const size_t seen_pids = whole ? 0 : checked_vmas_.size();
+	checked_vmas_.resize(procs_.size());
 	for (size_t pid = 0; pid < procs_.size(); pid++) {
 		mm_struct &mm = procs_[pid]->mm;
 		for (vm_area_struct *vma : mm.mmap)
 			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
 				maywrite_vmas++;
-		mm.ptes.for_each([&](ulong addr, pte_t &pte) {
-			pte.pg->inv_ptes++;
+		changed_ranges(mm, pid < seen_pids ? &checked_vmas_[pid] : nullptr);
+		auto check_pte = [&](ulong addr, pte_t &pte) {
 			if (bad)
 				return;
 			vm_area_struct *vma = vma_lookup(&mm, addr);
@@ -70,17 +125,22 @@ Violation MachineImpl::check_invariants()
 					       std::to_string(pte.pg->index - hdr_pages_) +
 					       ", not the page eager remap would choose"};
 			}
-		});
+		};
+		for (const auto &[lo, hi] : changed_)
+			mm.ptes.for_range(lo, hi, check_pte);
+		std::vector<VmaSeen> &seen = checked_vmas_[pid];
+		seen.clear();
+		for (const vm_area_struct *v : mm.mmap)
+			seen.push_back({v, v->vm_start, v->vm_end, v->vm_pgoff, v->vm_file});
 	}
 
 	if (!bad && array_ && array_->map.writecnt != maywrite_vmas)
 		bad = {Invariant::write_active, "writecnt " + std::to_string(array_->map.writecnt) + " but " +
 							std::to_string(maywrite_vmas) + " VM_MAYWRITE VMAs live"};
 
-	/* every PTE was counted into its page's inv_ptes: compare and reset */
-	auto check_page = [&](page &pg) {
+	/* inv_ptes: the page tables' own count of the PTEs mapping the page */
+	auto check_page = [&](const page &pg) {
 		int maps = pg.inv_ptes;
-		pg.inv_ptes = 0;
 		if (!bad && (pg._refcount != 1 + maps || pg._mapcount != maps))
 			bad = {Invariant::page_refcount, "page refcount " + std::to_string(pg._refcount) + " mapcount " +
 								 std::to_string(pg._mapcount) + " with " + std::to_string(maps) +
@@ -91,6 +151,8 @@ Violation MachineImpl::check_invariants()
 			check_page(*pg);
 	for (auto &[idx, pg] : kg_.direct_map)
 		check_page(*pg);
+	checked_valid_ = !bad;
+	checked_map_ = map_seen();
 	return bad;
 }
 

@@ -5,7 +5,8 @@
 
 namespace fl::FL_ARCH_NS {
 
-// mm/mprotect.c: mprotect_fixup (no accounting: shared mappings)
+// mm/mprotect.c: mprotect_fixup (the commit charge is not modelled, only
+// the VM_ACCOUNT flag it leaves: smaps shows it, and it decides merges)
 static int mprotect_fixup(vm_area_struct *vma, vm_area_struct **pprev, ulong start, ulong end,
 			  ulong newflags)
 {
@@ -14,6 +15,24 @@ static int mprotect_fixup(vm_area_struct *vma, vm_area_struct **pprev, ulong sta
 	if (newflags == oldflags) {
 		*pprev = vma;
 		return 0;
+	}
+
+	/*
+	 * If we make a private mapping writable we increase our commit;
+	 * but (without finer accounting) cannot reduce our commit if we
+	 * make it unwritable again except in the anonymous case where no
+	 * anon_vma has yet to be assigned.
+	 *
+	 * hugetlb mapping were accounted for even if read-only so there is
+	 * no need to account for them here.
+	 */
+	if (newflags & VM_WRITE) {
+		/* may_expand_vm, security_vm_enough_memory_mm: no limits in the machine */
+		if (!(oldflags & (VM_ACCOUNT | VM_WRITE | VM_SHARED | VM_NORESERVE)))
+			newflags |= VM_ACCOUNT;
+	} else if ((oldflags & VM_ACCOUNT) && vma_is_anonymous(vma)) {
+		/* !vma->anon_vma: the machine faults no anonymous pages in */
+		newflags &= ~VM_ACCOUNT;
 	}
 
 	/*

@@ -9,6 +9,7 @@
 #include "machine_impl.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace fl::FL_ARCH_NS {
 
@@ -87,6 +88,17 @@ void MachineImpl::changed_ranges(mm_struct &mm, const std::vector<VmaSeen> *seen
 	changed_.resize(out);
 }
 
+// FL_INVARIANTS_WHOLE=1: every check walks everything, as before the walk
+// was incremental (the cross-check of ctest invariants.incremental).
+static bool whole_checks()
+{
+	static const bool whole = [] {
+		const char *e = std::getenv("FL_INVARIANTS_WHOLE");
+		return e && e[0] == '1';
+	}();
+	return whole;
+}
+
 Violation MachineImpl::check_invariants()
 {
 	Enter e(this);
@@ -95,7 +107,7 @@ Violation MachineImpl::check_invariants()
 
 	/* Only what changed since the last passing check can fail now (an arena
 	 * map's pages change under unchanged PTEs: always whole). */
-	const bool whole = !checked_valid_ || arena_ || !(map_seen() == checked_map_);
+	const bool whole = whole_checks() || !checked_valid_ || arena_ || !(map_seen() == checked_map_);
 	const size_t seen_pids = whole ? 0 : checked_vmas_.size();
 	checked_vmas_.resize(procs_.size());
 	for (size_t pid = 0; pid < procs_.size(); pid++) {

@@ -179,11 +179,10 @@ int oracle_main(const std::vector<std::string> &args)
 	for (const auto &[name, p] : files)
 		one(name, p);
 	std::mt19937_64 rng(seed);
-	uint64_t ran = 0;
-	for (uint64_t i = 0; i < a.count; i++, ran++) {
+	for (uint64_t i = 0; i < a.count; i++) {
 		if (a.time && std::chrono::steady_clock::now() - start >= std::chrono::seconds(a.time)) {
 			std::printf("oracle: --time %llu s is up after %llu of %llu random Programs\n",
-				    (unsigned long long)a.time, (unsigned long long)ran, (unsigned long long)a.count);
+				    (unsigned long long)a.time, (unsigned long long)i, (unsigned long long)a.count);
 			break;
 		}
 		std::vector<uint8_t> bytes = random_program_bytes(rng);

@@ -20,12 +20,13 @@ def run_oracle(run, seconds):
     Program plus a seeded random batch. A disagreement is a port bug (or an
     undocumented host difference): it fails verify, whatever the verdicts."""
     count = 500 if run.quick else 3000
+    files = corpus_files(run.root)
     # --time: the random batch stops when its share is up (under load 3000
     # Programs outran four times the share and were killed)
     rc, text, log = run_logged(run, "oracle", [run.tool("build", "default", "faultline-cli"), "oracle",
                                                 "--allow-skip", "--count", str(count), "--seed", str(run.seed),
                                                 "--time", str(max(1, int(seconds)))]
-                                + corpus_files(run.root), seconds * 4)
+                                + files, seconds * 4)
     skipped = re.search(r"^skipped: (.*)$", text, re.M)
     if skipped:
         return Result("oracle", "skipped", skipped[1], log=run.rel(log))
@@ -34,7 +35,7 @@ def run_oracle(run, seconds):
         return Result("oracle", "failed", f"faultline-cli oracle exited {rc}", log=run.rel(log))
     n, secs, agree, documented, disagree, unsupported, errors = m.groups()
     res = Result("oracle", "ran", log=run.rel(log),
-                 metrics={"programs": int(n), "random": int(n) - len(corpus_files(run.root)), "agree": int(agree), "documented": int(documented),
+                 metrics={"programs": int(n), "random": int(n) - len(files), "agree": int(agree), "documented": int(documented),
                           "disagree": int(disagree), "unsupported": int(unsupported), "errors": int(errors),
                           "seconds": float(secs), "cells_checked": ["pre/arch64/anon"]})
     if int(disagree) or int(errors):

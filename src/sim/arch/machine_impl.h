@@ -129,6 +129,7 @@ private:
 		const vm_area_struct *vma;
 		ulong start, end, pgoff;
 		const file *vm_file;
+		static VmaSeen of(const vm_area_struct *v) { return {v, v->vm_start, v->vm_end, v->vm_pgoff, v->vm_file}; }
 		bool operator==(const VmaSeen &) const = default;
 	};
 	struct MapSeen {

@@ -60,22 +60,17 @@ void MachineImpl::changed_ranges(mm_struct &mm, const std::vector<VmaSeen> *seen
 		changed_.assign(1, {0, (ulong)~(ulong)0});
 		return;
 	}
-	auto now = [&](size_t i) {
-		const vm_area_struct *v = mm.mmap[i];
-		return VmaSeen{v, v->vm_start, v->vm_end, v->vm_pgoff, v->vm_file};
-	};
 	bool same = seen->size() == mm.mmap.size();
 	for (size_t i = 0; same && i < mm.mmap.size(); i++)
-		same = (*seen)[i] == now(i);
+		same = (*seen)[i] == VmaSeen::of(mm.mmap[i]);
 	if (!same) {  /* a few VMAs: the quadratic differences are cheap */
 		for (const VmaSeen &old : *seen)
-			if (std::none_of(mm.mmap.begin(), mm.mmap.end(), [&](const vm_area_struct *v) {
-				    return old == VmaSeen{v, v->vm_start, v->vm_end, v->vm_pgoff, v->vm_file};
-			    }))
+			if (std::none_of(mm.mmap.begin(), mm.mmap.end(),
+					 [&](const vm_area_struct *v) { return old == VmaSeen::of(v); }))
 				changed_.push_back({old.start, old.end});
-		for (size_t i = 0; i < mm.mmap.size(); i++)
-			if (std::find(seen->begin(), seen->end(), now(i)) == seen->end())
-				changed_.push_back({now(i).start, now(i).end});
+		for (const vm_area_struct *v : mm.mmap)
+			if (std::find(seen->begin(), seen->end(), VmaSeen::of(v)) == seen->end())
+				changed_.push_back({v->vm_start, v->vm_end});
 	}
 	std::sort(changed_.begin(), changed_.end());
 	size_t out = 0;
@@ -143,7 +138,7 @@ Violation MachineImpl::check_invariants()
 		std::vector<VmaSeen> &seen = checked_vmas_[pid];
 		seen.clear();
 		for (const vm_area_struct *v : mm.mmap)
-			seen.push_back({v, v->vm_start, v->vm_end, v->vm_pgoff, v->vm_file});
+			seen.push_back(VmaSeen::of(v));
 	}
 
 	if (!bad && array_ && array_->map.writecnt != maywrite_vmas)

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "sim/machine.h"
@@ -23,13 +24,18 @@ struct MVma {
 	int prot = 0;           // PROT_NONE, PROT_READ or PROT_READ|PROT_WRITE
 	bool maywrite = false;  // VM_MAYWRITE: mapped writable (bpf_map_mmap drops it otherwise)
 	int region_page = -1;   // first page inside the reservation, or -1
-	std::vector<bool> zapped;  // eager only: MADV_DONTNEED left the page unpopulated
+	// eager only: the pages (from the VMA's first) MADV_DONTNEED left
+	// unpopulated; a set, not a bit per page: a lazy VMA may be 4 GiB.
+	std::set<uint64_t> zapped;
 };
 
 struct Model {
 	MapSpec spec;
 	uint64_t visible = 0;
 	bool eager = false;  // `pre`: no fault handler, zapped pages SIGBUS
+	// A lazy level at 64 bits on a map of 4 GiB or more: a mapping of the
+	// whole map costs nothing until touched, so Mmap may ask for 4 GiB.
+	bool huge = false;
 	// Only the non-zero bytes (a missing one reads 0): RapidCheck copies the
 	// model for every command it generates, and a 1 MiB value held whole
 	// made each copy (and each pick_index scan) a million tree nodes.

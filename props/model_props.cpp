@@ -16,6 +16,8 @@ namespace {
 
 using namespace fl::uapi;
 
+constexpr uint64_t k4GPages = (uint64_t(1) << 32) / kPage;
+
 struct Sut {
 	Config cfg;
 	std::unique_ptr<Machine> m;
@@ -28,7 +30,8 @@ struct Sut {
 	Sut(const Config &c, const MapSpec &spec) : cfg(c), m(make_machine(c))
 	{
 		prog.map = spec;
-		m->map_create(spec);
+		const int64_t fd = m->map_create(spec);
+		FL_PROP_ASSERT(fd >= 0, prog, cfg, "map_create returned " + std::to_string(fd));
 		Op op;
 		op.kind = OpKind::reserve;
 		op.label = label[0] = prog.add_label("R");
@@ -106,6 +109,14 @@ struct Mmap : Cmd {
 		: pgoff(*rc::gen::weightedOneOf<uint64_t>({{4, rc::gen::inRange<uint64_t>(0, s.visible)},
 							   {1, rc::gen::inRange<uint64_t>(s.visible, s.visible + 3)}}))
 	{
+		// 4 GiB and more, non-fixed and not populated (the reservation is
+		// 32 pages; populating would fault every page): up to the map's
+		// end (accepted) or one page past it (refused).
+		if (s.huge && *rc::gen::inRange(0, 2) == 0) {
+			pgoff = *rc::gen::element<uint64_t>(0, 1, s.visible - k4GPages);
+			n = *rc::gen::element<uint64_t>(s.visible - pgoff, s.visible - pgoff + 1, k4GPages);
+			fixed = populate = false;
+		}
 	}
 	void checkPreconditions(const Model &s) const override
 	{
@@ -127,7 +138,7 @@ struct Mmap : Cmd {
 		if (expected(s) < 0)
 			return;
 		s.vmas.push_back(MVma{0, base, 0, n, pgoff, prot, bool(prot & PROT_WRITE), fixed ? int(page) : -1,
-				      std::vector<bool>(n)});
+				      {}});
 	}
 	void run(const Model &s, Sut &sut) const override
 	{
@@ -195,7 +206,7 @@ struct RangeOp : Cmd {
 		if (kind == OpKind::madvise) {
 			if (s.eager)
 				for (uint64_t p = first; p < first + count; p++)
-					s.vmas[i].zapped[p] = true;
+					s.vmas[i].zapped.insert(p);
 			return;
 		}
 		s.vmas.erase(s.vmas.begin() + long(i));
@@ -208,7 +219,9 @@ struct RangeOp : Cmd {
 			w.pgoff = v.pgoff + from;
 			w.prot = prot_;
 			w.region_page = v.region_page < 0 ? -1 : v.region_page + int(from);
-			w.zapped.assign(v.zapped.begin() + long(from), v.zapped.begin() + long(to));
+			w.zapped.clear();
+			for (auto z = v.zapped.lower_bound(from); z != v.zapped.end() && *z < to; ++z)
+				w.zapped.insert(*z - from);
 			s.vmas.push_back(w);
 		};
 		piece(0, first, v.prot);
@@ -260,7 +273,7 @@ struct Mremap : Cmd {
 		const MVma &v = ref.get(s);
 		const bool sized = mode == 0 ? new_n == v.n + 1 : new_n <= v.n;
 		RC_PRE(sized);
-		const bool fits = mode != 2 || (new_n == v.n && s.region_free(0, page, v.n));
+		const bool fits = mode != 2 || (new_n == v.n && page + v.n <= kRegionPages && s.region_free(0, page, v.n));
 		RC_PRE(fits);
 	}
 	void apply(Model &s) const override
@@ -269,7 +282,7 @@ struct Mremap : Cmd {
 		int base = s.next_base++;
 		if (mode == 1) {
 			v.n = new_n;
-			v.zapped.resize(new_n);
+			v.zapped.erase(v.zapped.lower_bound(new_n), v.zapped.end());
 		} else if (mode == 2) {
 			v.base = base;
 			v.start = 0;
@@ -321,7 +334,12 @@ struct Access : Cmd {
 	uint64_t value = *rc::gen::inRange<uint64_t>(1, 1u << 16);
 	explicit Access(const Model &s) : ref(VmaRef::pick(s, false))
 	{
-		page = *rc::gen::inRange<uint64_t>(0, ref.get(s).n);
+		// ... or the last page, or on a mapping of more than 4 GiB the page
+		// 4 GiB past its start (where an offset into the VMA leaves u32)
+		const uint64_t n = ref.get(s).n;
+		page = *rc::gen::weightedOneOf<uint64_t>({{3, rc::gen::inRange<uint64_t>(0, n)},
+							  {1, rc::gen::just(n - 1)},
+							  {1, rc::gen::just(n > k4GPages ? k4GPages : n - 1)}});
 		// ... or an element boundary, where an update astride its element shows
 		const uint64_t elem = s.elem_size() % kPage;
 		byte = *rc::gen::element<uint64_t>(0, 8, kPage - 16, elem, 2 * elem % kPage) / size * size;
@@ -336,7 +354,7 @@ struct Access : Cmd {
 		const MVma &v = ref.get(s);
 		if (v.prot == PROT_NONE || (store && !(v.prot & PROT_WRITE)))
 			return sigsegv;
-		return s.eager && v.zapped[page] ? sigbus : 0;
+		return s.eager && v.zapped.count(page) ? sigbus : 0;
 	}
 	uint64_t offset(const Model &s) const { return (ref.get(s).pgoff + page) * kPage + byte; }
 	void apply(Model &s) const override
@@ -521,14 +539,19 @@ TEST_P(Model_, Stateful)
 {
 	const Config cfg = GetParam();
 	check_property("model", cfg, [cfg] {
+		// Small maps (every mapping fits in the reservation) and, where a
+		// mapping of the whole map is free (a lazy level at 64 bits), the
+		// big geometries of gen_big_map_spec.
+		const bool lazy64 = cfg.patch != Patch::pre && cfg.arch == Arch::A64;
 		MapSpec spec = *gen_map_spec();
-		// Keep the map small enough that every mapping fits at 4K and the
-		// model's byte map stays cheap.
 		spec.max_entries = std::min<uint32_t>(spec.max_entries, 64);
+		if (lazy64 && *rc::gen::inRange(0, 4) == 0)
+			spec = *gen_big_map_spec();
 		Model s0;
 		s0.spec = spec;
 		s0.visible = visible_pages(spec);
 		s0.eager = cfg.patch == Patch::pre;
+		s0.huge = lazy64 && s0.visible >= k4GPages;
 		Sut sut(cfg, spec);
 		// At most 24 commands a case: long enough for fork-after-split-
 		// after-move stories, short enough for ASan.

@@ -10,7 +10,7 @@ corpora/findings/ (the path is printed). Failures on configurations the issue
 already names as broken are classified but still count here (strict mode).
 Exit 0: all held; 1: a property failed; 2: bad options.
 
-FL_PLANT=update_stride|update_u32 runs the test-only build/plant instead (a
+FL_PLANT=update_stride|update_u32|linear_index_u32 runs the test-only build/plant instead (a
 planted slip in the port, to see the properties find it); its
 counterexamples go to build/plant/findings/, not corpora/findings/.
 """

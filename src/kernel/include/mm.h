@@ -142,7 +142,14 @@ inline void vm_flags_reset(vm_area_struct *vma, vm_flags_t flags) { vma_start_wr
 inline pgoff_t linear_page_index(const vm_area_struct *vma, ulong address)
 {
 	pgoff_t pgoff;
+#if defined(FL_PLANT_LINEAR_INDEX_U32)
+	/* planted slip (test-only build, -DFL_PLANT=linear_index_u32): the
+	 * offset into the VMA in u32, so a fault 4 GiB or more past vm_start
+	 * gets the page 4 GiB before it */
+	pgoff = (u32)(address - vma->vm_start) >> PAGE_SHIFT;
+#else
 	pgoff = (address - vma->vm_start) >> PAGE_SHIFT;
+#endif
 	pgoff += vma->vm_pgoff;
 	return pgoff;
 }

@@ -76,14 +76,102 @@ inline bool S_ISREG(unsigned int m) { return (m & S_IFMT) == S_IFREG; }
 // Where a page came from; only the machine's invariants look at this.
 enum class page_owner : u8 { vmalloc, direct_map };
 
+// Not kernel: the invariant checker's list of the pages whose counts
+// changed since it last looked (page_refcount is checked on those only, not
+// on every page of every area after every op). Intrusive and doubly linked,
+// so a page that goes away while listed (vfree) unlinks itself in O(1).
+struct page_inv_link {
+	page_inv_link *prev = nullptr, *next = nullptr;  // NULL: not listed
+	page_inv_link() = default;
+	page_inv_link(const page_inv_link &) = delete;
+	page_inv_link &operator=(const page_inv_link &) = delete;
+	~page_inv_link() { unlink(); }
+	bool listed() const { return next != nullptr; }
+	void unlink()
+	{
+		if (!next)
+			return;
+		prev->next = next;
+		next->prev = prev;
+		prev = next = nullptr;
+	}
+};
+// The list's head (one per machine, in kernel_globals).
+struct page_inv_list {
+	page_inv_link head;
+	page_inv_list() { head.prev = head.next = &head; }
+	page_inv_list(const page_inv_list &) = delete;
+	page_inv_list &operator=(const page_inv_list &) = delete;
+	~page_inv_list() { clear(); }
+	void add(page_inv_link *l)
+	{
+		l->prev = head.prev;
+		l->next = &head;
+		head.prev->next = l;
+		head.prev = l;
+	}
+	// f(link) for every listed link, which may not unlink it.
+	template <class F> void for_each(F &&f)
+	{
+		for (page_inv_link *l = head.next; l != &head; l = l->next)
+			f(l);
+	}
+	void clear()
+	{
+		while (head.next != &head)
+			head.next->unlink();
+	}
+};
+
+struct page_counts;
+inline void page_counts_changed(page_counts *pc);
+// Not kernel: the type of struct page's counts (atomic_t in the kernel): an
+// int that puts its page on the checker's list whenever it changes, so no
+// write to a count (the port's _mapcount++, put_page's _refcount--, a slip
+// that writes one directly) escapes the incremental check. Field is its
+// place in page_counts (container_of without a pointer per count).
+template <int Field> class page_count {
+public:
+	constexpr page_count(int v) : v_(v) {}
+	page_count(const page_count &) = delete;
+	operator int() const { return v_; }
+	page_count &operator=(int v) { v_ = v; changed(); return *this; }
+	page_count &operator+=(int d) { v_ += d; changed(); return *this; }
+	page_count &operator-=(int d) { v_ -= d; changed(); return *this; }
+	page_count &operator++() { return *this += 1; }
+	page_count &operator--() { return *this -= 1; }
+	int operator++(int) { int old = v_; *this += 1; return old; }
+	int operator--(int) { int old = v_; *this -= 1; return old; }
+private:
+	inline void changed();
+	int v_;
+};
+
+// The counted part of struct page (standard layout, so the offsets below
+// are defined).
+struct page_counts {
+	page_count<0> _refcount{1};  // the allocator's reference
+	page_count<1> _mapcount{0};  // number of PTEs mapping it (kernel stores this -1 based)
+	page_count<2> inv_ptes{0};   // not kernel: the PTEs mapping it, as the page tables count them (pte_ghost)
+	page_inv_link inv_dirty;     // not kernel: on kernel_globals::inv_dirty_pages
+	static page_counts *of(page_inv_link *l)
+	{
+		return reinterpret_cast<page_counts *>(reinterpret_cast<char *>(l) - offsetof(page_counts, inv_dirty));
+	}
+};
+static_assert(offsetof(page_counts, _mapcount) == sizeof(page_count<0>) &&
+	      offsetof(page_counts, inv_ptes) == 2 * sizeof(page_count<0>));
+template <int Field> inline void page_count<Field>::changed()
+{
+	page_counts_changed(reinterpret_cast<page_counts *>(reinterpret_cast<char *>(this) -
+							     Field * sizeof(page_count<0>)));
+}
+
 // include/linux/mm_types.h: struct page (order-0 only, so page == folio).
-struct page {
+struct page : page_counts {
 	FL_SLAB_OBJECT  /* not kernel: struct pages from a per-thread slab (base/slab.h) */
-	int _refcount = 1;  // the allocator's reference
-	int _mapcount = 0;  // number of PTEs mapping it (kernel stores this -1 based)
 	std::unique_ptr<u8[]> data;  // PAGE_SIZE bytes, allocated on first write
 	u8 fill = 0;                 // what every byte holds until then
-	int inv_ptes = 0;            // not kernel: the PTEs mapping it, as the page tables count them (pte_ghost)
 	page_owner owner = page_owner::vmalloc;
 	int area_id = -1;   // vmalloc area (or -1 for the direct map)
 	ulong index = 0;    // page index within the area / direct map
@@ -262,6 +350,8 @@ extern thread_local task_struct *current;
 
 // Per-machine kernel globals: the vmalloc space, the direct map, counters.
 struct kernel_globals {
+	/* first, so it outlives every page listed on it */
+	page_inv_list inv_dirty_pages;  // not kernel: pages whose counts changed since the last check
 	kernel_config cfg;
 	std::vector<std::unique_ptr<vm_struct>> vmap_areas;  // sorted by addr
 	int next_area_id = 0;
@@ -287,6 +377,11 @@ inline bool kasan_check_vma(const vm_area_struct *vma, const char *where)
 	return !vma->kasan_freed;
 }
 extern thread_local kernel_globals *kg;
+inline void page_counts_changed(page_counts *pc)
+{
+	if (kg && !pc->inv_dirty.listed())
+		kg->inv_dirty_pages.add(&pc->inv_dirty);
+}
 
 // mm/vmalloc.c
 ulong __vmalloc_node_range(u64 size, ulong align, ulong flags, u8 fill = 0);

@@ -182,7 +182,7 @@ int MachineImpl::page_refcount_of_map_page(uint64_t data_page_index) const
 		if (a->id != map_area_id_)
 			continue;
 		auto it = a->pages.find((ulong)(hdr_pages_ + data_page_index));
-		return it == a->pages.end() ? 1 : it->second->_refcount;
+		return it == a->pages.end() ? 1 : (int)it->second->_refcount;
 	}
 	return -1;
 }

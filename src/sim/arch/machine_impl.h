@@ -100,7 +100,8 @@ private:
 	void check_coherent(const vm_area_struct *vma, ulong addr, const u8 *bytes, unsigned n);
 	bool is_visible_data_page(const page *pg) const;
 	std::string describe_foreign(const page *pg) const;
-	const page *expected_page(const vm_area_struct *vma, ulong addr) const;
+	bool is_expected_page(const vm_area_struct *vma, ulong addr, const page *pg) const;
+	Violation check_pages(bool whole) const;
 	void note(Invariant what, std::string detail);
 	void add_neighbour_area();
 	static void register_sched_tls();

@@ -4,8 +4,9 @@
 // own counters: VMAs are counted, PTEs are walked, pages are compared with
 // the page the eager path would have chosen in exact arithmetic. The walk is
 // incremental (only the PTEs whose slot, VMA or map changed since the last
-// passing check), and the PTEs mapping each page are counted by the page
-// tables as they change (pte_ghost), not by the port.
+// passing check, and only the pages whose counts changed since), and the
+// PTEs mapping each page are counted by the page tables as they change
+// (pte_ghost), not by the port.
 #include "machine_impl.h"
 
 #include <algorithm>
@@ -19,21 +20,16 @@ bool MachineImpl::is_visible_data_page(const page *pg) const
 	       pg->index >= hdr_pages_ && pg->index - hdr_pages_ < visible_pages_;
 }
 
-// The page remap_vmalloc_range() would insert for addr, or NULL when the
-// exact file offset lies outside the visible data.
-const page *MachineImpl::expected_page(const vm_area_struct *vma, ulong addr) const
+// Does pg (a visible data page of the map) sit where remap_vmalloc_range()
+// would have put it for addr? Eager remap inserts the area's page at the
+// exact file offset; an area holds one struct page per index, so comparing
+// indexes (in exact arithmetic: an index that overflows u64 is past any map)
+// compares the pages, without a lookup in the area per PTE.
+bool MachineImpl::is_expected_page(const vm_area_struct *vma, ulong addr, const page *pg) const
 {
 	u64 idx;
-	/* exact: an index that overflows u64 is past any map */
-	if (!array_ || __builtin_add_overflow((u64)vma->vm_pgoff, (u64)((addr - vma->vm_start) >> PAGE_SHIFT), &idx) ||
-	    idx >= visible_pages_)
-		return nullptr;
-	for (auto &a : kg_.vmap_areas)
-		if (a->id == map_area_id_) {
-			auto it = a->pages.find((ulong)(hdr_pages_ + (u64)idx));
-			return it == a->pages.end() ? nullptr : it->second.get();
-		}
-	return nullptr;
+	return !__builtin_add_overflow((u64)vma->vm_pgoff, (u64)((addr - vma->vm_start) >> PAGE_SHIFT), &idx) &&
+	       idx < visible_pages_ && (u64)pg->index - hdr_pages_ == idx;
 }
 
 static std::string hex(u64 v)
@@ -126,7 +122,7 @@ Violation MachineImpl::check_invariants()
 				bad = {Invariant::foreign_page,
 				       "pid " + std::to_string(pid) + " maps " + describe_foreign(pte.pg) + " at " +
 					       hex(addr) + " (vm_pgoff " + hex(vma->vm_pgoff) + ")"};
-			} else if (pte.pg != expected_page(vma, addr)) {
+			} else if (!is_expected_page(vma, addr, pte.pg)) {
 				bad = {Invariant::page_identity,
 				       "pid " + std::to_string(pid) + " PTE at " + hex(addr) + " maps data page " +
 					       std::to_string(pte.pg->index - hdr_pages_) +
@@ -145,22 +141,72 @@ Violation MachineImpl::check_invariants()
 		bad = {Invariant::write_active, "writecnt " + std::to_string(array_->map.writecnt) + " but " +
 							std::to_string(maywrite_vmas) + " VM_MAYWRITE VMAs live"};
 
-	/* inv_ptes: the page tables' own count of the PTEs mapping the page */
-	auto check_page = [&](const page &pg) {
-		int maps = pg.inv_ptes;
-		if (!bad && (pg._refcount != 1 + maps || pg._mapcount != maps))
-			bad = {Invariant::page_refcount, "page refcount " + std::to_string(pg._refcount) + " mapcount " +
-								 std::to_string(pg._mapcount) + " with " + std::to_string(maps) +
-								 " PTEs (baseline 1)"};
-	};
-	for (auto &a : kg_.vmap_areas)
-		for (auto &[idx, pg] : a->pages)
-			check_page(*pg);
-	for (auto &[idx, pg] : kg_.direct_map)
-		check_page(*pg);
+	if (!bad)
+		bad = check_pages(whole);
+	kg_.inv_dirty_pages.clear();
 	checked_valid_ = !bad;
 	checked_map_ = map_seen();
 	return bad;
+}
+
+// page_refcount: every page's counts are its baseline plus the PTEs the page
+// tables count (inv_ptes). Whole: every page of every area and the direct
+// map; otherwise only the pages whose counts changed since the last passing
+// check (kg_.inv_dirty_pages; every other page passed then and is as it was).
+// The first bad page in one order for both (areas in list order, then the
+// direct map; by index within each), so both report the same page.
+Violation MachineImpl::check_pages(bool whole) const
+{
+	auto ok = [](const page_counts &pc) { return pc._refcount == 1 + pc.inv_ptes && pc._mapcount == pc.inv_ptes; };
+	struct Place {
+		size_t area;  // position in vmap_areas, or its size for the direct map
+		ulong index;
+		auto operator<=>(const Place &) const = default;
+	};
+	const page *worst = nullptr;
+	Place worst_at{};
+	auto consider = [&](const page *pg, Place at) {
+		if (!worst || at < worst_at) {
+			worst = pg;
+			worst_at = at;
+		}
+	};
+	const size_t areas = kg_.vmap_areas.size();
+	if (whole) {
+		for (size_t i = 0; i < areas; i++)
+			for (auto &[idx, pg] : kg_.vmap_areas[i]->pages)
+				if (!ok(*pg))
+					consider(pg.get(), {i, idx});
+		for (auto &[idx, pg] : kg_.direct_map)
+			if (!ok(*pg))
+				consider(pg.get(), {areas, idx});
+	} else {
+		kg_.inv_dirty_pages.for_each([&](page_inv_link *l) {
+			page_counts *pc = page_counts::of(l);
+			if (ok(*pc))
+				return;
+			/* a bad page counts where the whole check would see it: in
+			 * its area or the direct map (not one in flight or freed) */
+			const page *pg = static_cast<const page *>(pc);
+			auto holds = [&](const page_index_map &m) {
+				auto it = m.find(pg->index);
+				return it != m.end() && it->second.get() == pg;
+			};
+			if (pg->owner == page_owner::direct_map) {
+				if (holds(kg_.direct_map))
+					consider(pg, {areas, pg->index});
+				return;
+			}
+			for (size_t i = 0; i < areas; i++)
+				if (kg_.vmap_areas[i]->id == pg->area_id && holds(kg_.vmap_areas[i]->pages))
+					consider(pg, {i, pg->index});
+		});
+	}
+	if (!worst)
+		return {};
+	return {Invariant::page_refcount, "page refcount " + std::to_string(worst->_refcount) + " mapcount " +
+						  std::to_string(worst->_mapcount) + " with " +
+						  std::to_string(worst->inv_ptes) + " PTEs (baseline 1)"};
 }
 
 // The kernel page an arena user address maps to: kern_vm_start + (u32)addr

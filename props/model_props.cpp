@@ -543,10 +543,13 @@ TEST_P(Model_, Stateful)
 		// mapping of the whole map is free (a lazy level at 64 bits), the
 		// big geometries of gen_big_map_spec.
 		const bool lazy64 = cfg.patch != Patch::pre && cfg.arch == Arch::A64;
-		MapSpec spec = *gen_map_spec();
-		spec.max_entries = std::min<uint32_t>(spec.max_entries, 64);
-		if (lazy64 && *rc::gen::inRange(0, 4) == 0)
+		MapSpec spec;
+		if (lazy64 && *rc::gen::inRange(0, 4) == 0) {
 			spec = *gen_big_map_spec();
+		} else {
+			spec = *gen_map_spec();
+			spec.max_entries = std::min<uint32_t>(spec.max_entries, 64);
+		}
 		Model s0;
 		s0.spec = spec;
 		s0.visible = visible_pages(spec);

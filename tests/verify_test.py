@@ -156,6 +156,42 @@ class CorpusEvidence(unittest.TestCase):
         self.assertEqual(worse, [])
 
 
+class OracleShare(unittest.TestCase):
+    """verify's reading of faultline oracle: a whole-run skip, arena Programs
+    skipped beside compared ones (a host that refuses arena maps), a disagreement."""
+
+    def share(self, rc, text):
+        from unittest import mock
+        from verifylib import extra
+        run = type("FakeRun", (), {"quick": True, "root": ROOT, "seed": 1, "tool": lambda self, *p: "cli",
+                                   "rel": lambda self, p: p})()
+        with mock.patch.object(extra, "corpus_files", lambda root: ["a.fl", "arena_b.fl"]), \
+                mock.patch.object(extra, "run_logged", lambda *a, **k: (rc, text, "oracle.log")):
+            return extra.run_oracle(run, 10)
+
+    def summary(self, disagree=0, skipped=None):
+        tail = "" if skipped is None else f", {skipped} skipped"
+        return (f"oracle: 7 programs in 1.0 s: {6 - disagree} agree (0 up to a documented difference), {disagree} "
+                f"disagree, 0 unsupported, 0 errors{tail} (seed 1)\n")
+
+    def test_nothing_ran(self):
+        res = self.share(0, "skipped: bpf(BPF_MAP_CREATE): Operation not permitted\n")
+        self.assertEqual((res.status, res.reason), ("skipped", "bpf(BPF_MAP_CREATE): Operation not permitted"))
+
+    def test_arena_programs_skipped_beside_compared_ones(self):
+        why = "1 arena Program: the host refuses BPF_MAP_TYPE_ARENA (-EPERM)"
+        res = self.share(0, "oracle: host kernel vs port ...\nskipped: " + why + "\n" + self.summary(skipped=1))
+        self.assertEqual(res.status, "ran")
+        self.assertEqual(res.metrics["skipped"], 1)
+        self.assertIn("skipped: " + why, res.reason)
+        self.assertEqual(self.share(0, self.summary()).metrics["skipped"], 0)  # the line before skips were counted
+
+    def test_a_disagreement_fails_whatever_was_skipped(self):
+        res = self.share(1, "skipped: 1 arena Program: the host refuses BPF_MAP_TYPE_ARENA (-EPERM)\n" +
+                         self.summary(disagree=1, skipped=1))
+        self.assertEqual(res.status, "failed")
+
+
 class Options(unittest.TestCase):
     def run_verify(self, *args):
         import subprocess

@@ -41,7 +41,8 @@ const Command kCommands[] = {
 	 "oracle [--count N] [--seed S] [--time S] [--arena] [--allow-skip] [--verbose] [FILE...]\n"
 	 "  Programs (and N random ones, or as many as --time seconds allow) on the host kernel against the\n"
 	 "  port at the host's configuration (--arena: random arena-map Programs);\n"
-	 "  exit 1 on a disagreement; without bpf(2): 'skipped: ...' and exit 2, or 0 with --allow-skip\n"},
+	 "  exit 1 on a disagreement; without bpf(2): 'skipped: ...' and exit 2, or 0 with --allow-skip;\n"
+	 "  on a host that refuses arena maps, arena Programs are skipped (a run of nothing else: as above)\n"},
 	{"interleave", fl::cli::interleave_main,
 	 "interleave [FILTERS] [--strategy portfolio|default|bounded|pct|random] [--seed S] [--depth D]\n"
 	 "           [--deviations N] [--seconds T] [--schedules N] [--historic NAME] [--out DIR]\n"

@@ -5,9 +5,12 @@
 // seeded PRNG), run on the host kernel and on the port at the host's
 // configuration. Exit 0: all agree; 1: a disagreement (printed minimised,
 // both traces side by side) or a broken host run; 2: bad input, or bpf(2)
-// not permitted without --allow-skip.
+// not permitted without --allow-skip. On a host that refuses arena maps,
+// arena Programs are not compared: counted as skipped, the reason printed
+// once; when every Program of the run is one, it is a skip like bpf(2)'s.
 #include "oracle.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <chrono>
@@ -103,7 +106,13 @@ struct Tally {
 	std::array<uint64_t, kOpKinds> ops_run{};  // ops the host executed (not skipped)
 	std::map<oracle::HostDifference, uint64_t> explained;
 	std::map<std::string, uint64_t> unsupported_reasons;
+	std::map<std::pair<bool, std::string>, uint64_t> skipped;  // (arena?, reason) -> Programs
 };
+
+bool is_arena(const Program &p)
+{
+	return p.map.map_type == uapi::BPF_MAP_TYPE_ARENA;
+}
 
 void report_disagreement(const std::string &source, const Program &p, const Config &cfg,
 			 const oracle::HostRunner &host)
@@ -134,6 +143,14 @@ int oracle_main(const std::vector<std::string> &args)
 		std::printf("skipped: %s\n", why.c_str());
 		return a.allow_skip ? 0 : 2;
 	}
+	// A host that refuses arena maps runs no arena Program (run_on_host says
+	// "skipped: ..."); a run of nothing else is skipped as a whole.
+	const bool only_arena = (a.arena || a.count == 0) &&
+				std::all_of(files.begin(), files.end(), [](const auto &f) { return is_arena(f.second); });
+	if (only_arena && !host_arena_available(&why)) {
+		std::printf("skipped: %s\n", why.c_str());
+		return a.allow_skip ? 0 : 2;
+	}
 	const uint64_t seed = a.seed ? *a.seed : std::random_device{}();
 	std::printf("oracle: host kernel vs port %s; %zu file%s, %llu random (seed %llu)\n", cfg->name().c_str(),
 		    files.size(), files.size() == 1 ? "" : "s", (unsigned long long)a.count,
@@ -151,6 +168,11 @@ int oracle_main(const std::vector<std::string> &args)
 		case oracle::Outcome::unsupported:
 			t.unsupported++;
 			t.unsupported_reasons[without_numbers(o.reason)]++;
+			if (a.verbose)
+				std::printf("%s: %s\n", source.c_str(), o.reason.c_str());
+			return;
+		case oracle::Outcome::skipped:
+			t.skipped[{is_arena(p), o.reason.substr(o.reason.find(' ') + 1)}]++;
 			if (a.verbose)
 				std::printf("%s: %s\n", source.c_str(), o.reason.c_str());
 			return;
@@ -205,15 +227,22 @@ int oracle_main(const std::vector<std::string> &args)
 				    100.0 * double(t.ops_run[k]) / double(total_ops));
 	for (const auto &[reason, n] : t.unsupported_reasons)
 		std::printf("unsupported x%llu: %s\n", (unsigned long long)n, reason.c_str());
+	uint64_t skipped = 0;
+	for (const auto &[why, n] : t.skipped) {
+		std::printf("skipped: %llu %sProgram%s: %s\n", (unsigned long long)n, why.first ? "arena " : "",
+			    n == 1 ? "" : "s", why.second.c_str());
+		skipped += n;
+	}
 	if (!t.explained.empty())
 		std::printf("documented host differences seen:\n");
 	for (const auto &[d, n] : t.explained)
 		std::printf("  %s x%llu: %s\n", oracle::to_string(d), (unsigned long long)n, oracle::describe(d));
 	std::printf("oracle: %llu programs in %.1f s: %llu agree (%llu up to a documented difference), %llu disagree, "
-		    "%llu unsupported, %llu errors (seed %llu)\n",
+		    "%llu unsupported, %llu errors, %llu skipped (seed %llu)\n",
 		    (unsigned long long)t.programs, secs, (unsigned long long)t.agree, (unsigned long long)t.stopped,
 		    (unsigned long long)t.disagree,
-		    (unsigned long long)t.unsupported, (unsigned long long)t.errors, (unsigned long long)seed);
+		    (unsigned long long)t.unsupported, (unsigned long long)t.errors, (unsigned long long)skipped,
+		    (unsigned long long)seed);
 	return t.disagree || t.errors ? 1 : 0;
 }
 

@@ -76,7 +76,9 @@ Outcome run_both(const Program &p, const Config &cfg, const HostRunner &host)
 	Outcome o;
 	std::optional<Trace> h = host(p, &o.reason);
 	if (!h) {
-		o.kind = o.reason.rfind("unsupported:", 0) == 0 ? Outcome::unsupported : Outcome::error;
+		o.kind = o.reason.rfind("unsupported:", 0) == 0 ? Outcome::unsupported
+			 : o.reason.rfind("skipped:", 0) == 0   ? Outcome::skipped
+								: Outcome::error;
 		return o;
 	}
 	o.host = std::move(*h);

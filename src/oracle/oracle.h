@@ -42,8 +42,10 @@ Comparison compare(const Program &p, const Trace &port, const Trace &host,
 
 // The outcome of one Program on both sides.
 struct Outcome {
-	enum Kind { agree, disagree, unsupported, error } kind = agree;
-	std::string reason;  // unsupported / error: the executor's reason
+	// skipped: the host cannot run it at all (e.g. an arena Program on a
+	// host that refuses arena maps); neither side ran, nothing is compared.
+	enum Kind { agree, disagree, unsupported, skipped, error } kind = agree;
+	std::string reason;  // unsupported / skipped / error: the executor's reason
 	Trace port, host;
 	Comparison cmp;
 };

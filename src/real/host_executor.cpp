@@ -425,7 +425,8 @@ std::optional<Trace> run_on_host(const Program &p, std::string *skip_reason)
 		return std::nullopt;
 	};
 	std::string why;
-	if (!host_bpf_available(&why))
+	if (!host_bpf_available(&why) ||
+	    (p.map.map_type == uapi::BPF_MAP_TYPE_ARENA && !host_arena_available(&why)))
 		return fail("skipped: " + why);
 	if (!real::map_size_allowed(p.map, &why))
 		return fail("unsupported: " + why);

@@ -2,6 +2,7 @@
 #include "real/host_probe.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -67,14 +68,58 @@ const Probe &probe()
 	return p;
 }
 
-}  // namespace
-
-bool host_bpf_available(std::string *reason)
+bool answer(const Probe &p, std::string *reason)
 {
-	const Probe &p = probe();
 	if (!p.available && reason)
 		*reason = p.reason;
 	return p.available;
+}
+
+// Whether the host creates a BPF_MAP_TYPE_ARENA at all; probed on first
+// use only, so that runs without arena Programs never make one. A kernel
+// before 6.9 or without the JIT's arena support refuses with -EINVAL or
+// -EOPNOTSUPP. The 6.18.44-fc CI host refuses with -EPERM although root
+// has CAP_BPF and creates arrays, ringbufs and cpumaps (upstream's
+// map_create() gates the arena in the same CAP_BPF case as the cpumap),
+// with no BPF LSM program or seccomp filter loaded, and before
+// arena_map_alloc() reads the attributes (key_size=1 also gets -EPERM, not
+// -EINVAL): a policy of that vendor kernel.
+const Probe &arena_probe()
+{
+	static const Probe p = [] {
+		Probe r;
+		if (const char *forced = std::getenv(kRefuseArenaEnv); forced && *forced) {
+			r.reason = std::string("the host refuses BPF_MAP_TYPE_ARENA (") + kRefuseArenaEnv + " is set)";
+			return r;
+		}
+		if (!host_bpf_available(&r.reason))
+			return r;
+		MapSpec arena;  // 4 pages, BPF_F_MMAPABLE (the default), map_extra 0: valid on every arena kernel
+		arena.map_type = uapi::BPF_MAP_TYPE_ARENA;
+		arena.key_size = arena.value_size = 0;
+		arena.max_entries = 4;
+		int64_t fd = sys::bpf_map_create(arena);
+		if (fd < 0) {
+			r.reason = "the host refuses BPF_MAP_TYPE_ARENA (-" + errno_name(-fd) + ")";
+			return r;
+		}
+		close(int(fd));
+		r.available = true;
+		return r;
+	}();
+	return p;
+}
+
+}  // namespace
+
+bool host_arena_available(std::string *reason)
+{
+	return answer(arena_probe(), reason);
+}
+
+bool host_bpf_available(std::string *reason)
+{
+	return answer(probe(), reason);
 }
 
 std::optional<bool> host_bypass_spec_v1(std::string *reason)

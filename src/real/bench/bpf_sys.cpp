@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "real/host_executor.h"
+
 namespace fl::bench {
 
 namespace {
@@ -34,6 +36,11 @@ int bpf_create_mmapable_array(uint32_t max_entries)
 int bpf_create_arena(uint32_t pages)
 {
 	return map_create(kBpfMapTypeArena, 0, 0, pages);
+}
+
+bool host_refuses_arena(std::string *reason)
+{
+	return host_bpf_available(nullptr) && !host_arena_available(reason);
 }
 
 }  // namespace fl::bench

@@ -144,6 +144,12 @@ std::unique_ptr<Backend> make_host_backend(const std::string &name, const Geomet
 			*skip = "bpf-arena: an arena maps at most 4 GiB";
 			return nullptr;
 		}
+		/* a host whose bpf(2) works but refuses arena maps (the oracle's probe) */
+		std::string why;
+		if (host_refuses_arena(&why)) {
+			*skip = "bpf-arena: " + why;
+			return nullptr;
+		}
 		/* probe once here, so a missing privilege is a skip, not a run error */
 		int fd = bpf_create_arena(uint32_t(g.pages()));
 		if (fd < 0) {

@@ -24,4 +24,10 @@ expect 0 '^arraymap-mmap: model v3/arch32: per op: ptes at mmap 256, faults 1[67
 expect 0 '^arraymap-mmap: throughput: [0-9]+\.[0-9]{3} \+/- [0-9]+\.[0-9]{3} M ops/s, latency: [0-9]+\.[0-9]{3} ns/op$' \
 	--backend anon --map-size 64K -d 0.05 -w 0 --touch all arraymap-mmap
 expect 0 'nr_threads: 2, map_size: 65536' --backend memfd --map-size 64K -d 0.05 -w 0 -p 2
+# bpf-arena skips (exit 0) on a host that refuses arena maps, forced or not.
+expect 0 'arraymap-mmap: throughput|^skipped: bpf-arena: ' --backend bpf-arena --map-size 64K -d 0.05 -w 0
+EXPECT_CMD=(env FL_HOST_REFUSE_ARENA=1 "$bench")
+# (without bpf(2) at all, that is the reason)
+expect 0 '^skipped: bpf-arena: (the host refuses BPF_MAP_TYPE_ARENA \(FL_HOST_REFUSE_ARENA is set\)$|bpf\(BPF_MAP_CREATE)' \
+	--backend bpf-arena --map-size 64K -d 0.05 -w 0
 expect_done

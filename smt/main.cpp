@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// faultline-prove: runs the obligation table, replays every counterexample
-// through the port, compares each row with smt/expected and optionally
-// writes every query as a standalone .smt2 script.
+// faultline-prove: runs the obligation table over the port's own code
+// (smt/port/: the port compiled over symbolic integers, one run per path),
+// replays every counterexample through the concrete port, compares each
+// row with smt/expected and optionally writes every query as a standalone
+// .smt2 script.
 //
 //	faultline-prove [--patch P] [--arch 32|64] [--obligation N] [--emit DIR]
 //	                [--expected FILE] [--timeout MS (per query, 60000)] [--emit-only]
@@ -32,20 +34,21 @@ const char *kTitles[] = {"",
 			 "completeness of the mmap bound",
 			 "eager == lazy (accepted set and kernel page)",
 			 "fault offset stays inside the allocation",
-			 "split/mremap/fork keep linear_page_index",
-			 "v3 fault-around window"};
+			 "split/fork keep linear_page_index",
+			 "v3 fault-around window",
+			 "geometry facts of every map array_map_alloc creates"};
 
 const char *kAssumeText[] = {
-	"direct: any vm_pgoff and len reach f_op->mmap",
-	"anon: do_mmap pgoff-wrap check + file_mmap_ok(ULONG_MAX) + reachable vm_pgoff",
-	"regular: do_mmap pgoff-wrap check + file_mmap_ok(MAX_LFS_FILESIZE) + reachable vm_pgoff",
+	"direct: do_mmap without its offset checks (the port's direct door)",
+	"anon: do_mmap with its offset checks and file_mmap_ok(ULONG_MAX) + reachable vm_pgoff",
+	"regular: do_mmap with its offset checks and file_mmap_ok(MAX_LFS_FILESIZE) + reachable vm_pgoff",
 	"range: direct plus only the syscall's reachable vm_pgoff",
 	"none"};
 
 int usage(const char *msg)
 {
 	std::fprintf(stderr, "faultline-prove: %s\nusage: faultline-prove [--patch pre|v1|v2|v3] "
-			     "[--arch 32|64] [--obligation 1-6] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose]\n",
+			     "[--arch 32|64] [--obligation 1-7] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose]\n",
 		     msg);
 	return 2;
 }
@@ -75,96 +78,93 @@ std::map<std::string, std::string> load_expected(const std::string &path, bool *
 struct Outcome {
 	z3::check_result res;
 	double ms;
+	std::optional<z3::model> model;
 };
 
-Outcome check(z3::solver &s)
+// the row's formula, decided (and a model kept) within Z3's deterministic
+// rlimit, so a verdict does not depend on the machine's load; timeout is
+// only a wall-clock guard
+Outcome solve(Query &q, unsigned timeout_ms, const std::vector<z3::expr> &extra = {})
 {
+	fl::sym::Session::Scope scope(*q.session);
+	z3::context &c = q.session->c;
 	auto t0 = std::chrono::steady_clock::now();
-	z3::check_result r = s.check();
-	auto t1 = std::chrono::steady_clock::now();
-	return {r, std::chrono::duration<double, std::milli>(t1 - t0).count()};
-}
-
-// A row's verdict. Obligation 6 is two queries: its own (the fault-around
-// window stays inside one PTE table and inside the VMA, whose window slot
-// j maps VMA page i + j - pte_off: no geometry, no bound) and obligation 1
-// for v3 in the same configuration (every VMA page's kernel offset is in the
-// visible data). Together they are obligation 6; alone, the combined query
-// took seconds per row.
-Outcome check_row(z3::context &ctx, const Setup &st, const z3::params &p, Query &q)
-{
-	Outcome o = check(q.solver);
-	if (st.obligation == 6 && o.res == z3::unsat) {
-		Setup s1 = st;
-		s1.obligation = 1;
-		Query q1 = build_query(ctx, s1);
-		q1.solver.set(p);
-		Outcome o1 = check(q1.solver);
-		o = {o1.res, o.ms + o1.ms};
-	}
+	z3::solver s(c);
+	z3::params p(c);
+	p.set("rlimit", kRlimit);
+	p.set("timeout", timeout_ms);
+	s.set(p);
+	s.add(q.formula());
+	for (const z3::expr &e : extra)
+		s.add(q.session->purify(e));
+	for (const z3::expr &d : q.session->defs)
+		s.add(d);
+	Outcome o{s.check(), 0, std::nullopt};
+	if (o.res == z3::sat)
+		o.model.emplace(s.get_model());
+	o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+	if (o.res == z3::unsat && !q.complete())
+		o.res = z3::unknown;  /* unfinished paths: not a proof */
 	return o;
 }
 
-// the solver's script, with its (check-sat) replaced by the tactic the
-// program uses: the file then decides like the table under `z3 FILE`
-std::string with_tactic(std::string smt2)
+void emit(const std::string &dir, Query &q, const std::string &expected_answer)
 {
-	size_t at = smt2.rfind("(check-sat)");
-	if (at != std::string::npos)
-		smt2.replace(at, std::string("(check-sat)").size(), tactic_smt2());
-	return smt2;
-}
-
-void emit(const std::string &dir, Query &q, std::string expected_answer)
-{
-	if (q.setup.obligation == 6)  /* the window part holds everywhere (do_fault_around clamps) */
-		expected_answer = "unsat";
+	fl::sym::Session::Scope scope(*q.session);
 	const Setup &st = q.setup;
+	z3::solver s(q.session->c);
+	s.add(q.formula());
+	for (const z3::expr &d : q.session->defs)
+		s.add(d);
 	std::ofstream out(dir + "/" + st.file());
 	out << "; SPDX-License-Identifier: GPL-2.0-only\n"
 	    << "; faultline obligation " << st.obligation << ": " << kTitles[st.obligation] << "\n"
-	    << "; configuration: level " << (st.level ? to_string(*st.level) : "any") << ", arch"
-	    << st.bits << " (unsigned long = " << st.bits << " bits), page "
-	    << (st.shift == 12 ? "4k" : "64k") << " (PAGE_SHIFT " << st.shift << "), hdr_pgoff 1\n"
+	    << "; configuration: " << (st.level ? "level " + std::string(to_string(*st.level)) + ", " : std::string())
+	    << "arch" << st.bits << " (unsigned long = " << st.bits << " bits), page "
+	    << (st.shift == 12 ? "4k" : "64k") << " (PAGE_SHIFT " << st.shift << ")"
+	    << (st.obligation == 7 ? std::string(", bypass_spec_v1 ") + (st.bypass ? "on" : "off") : std::string()) << "\n"
 	    << "; assumption: " << kAssumeText[int(st.assume)] << "\n"
-	    << "; geometry: visible and array_size symbolic, bound by the facts every map has\n"
-	    << ";   (any value_size, max_entries, bypass_spec_v1; smt/obligations.cpp)\n"
+	    << "; computed by the port itself: " << q.paths << " paths of its code (smt/port/), their\n"
+	    << "; conditions and what they did; every mod/div by a number is a quotient and\n"
+	    << "; remainder variable (linear integer arithmetic)\n"
 	    << "; the negated property is asserted: unsat = proved, sat = counterexample\n"
-	    << (st.obligation == 6 ? "; this is the window part (one PTE table, inside the VMA), the same for every\n"
-				     "; assumption; the visible-data part is o1-v3 of the same configuration\n"
-				   : "")
 	    << "; expected: " << expected_answer << "\n"
 	    << "; generated by faultline-prove --emit (smt/); run: z3 " << st.file() << "\n"
-	    << with_tactic(q.solver.to_smt2());
+	    << s.to_smt2();
 }
 
-// A model the machine can run, solved with the exact product: small map
-// and VMA, value_size 8 and the bad page on the header page if possible.
-// None: the abstraction's counterexample is spurious.
-std::optional<std::pair<z3::model, Vars>> replay_model(z3::context &ctx, const Setup &st,
-							unsigned timeout_ms)
+// A model the machine can run: the map's geometry a real map has (value_size
+// 8, bypass: the product is 8 * max_entries and the area exactly the header,
+// the data and the guard page), small, the bad page on the header page if
+// possible. None: the abstraction's counterexample is spurious.
+std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 {
-	Query q = build_query(ctx, st, true);
-	z3::params p(ctx);
-	p.set("rlimit", kRlimit);
-	p.set("timeout", timeout_ms);
-	q.solver.set(p);
-	for (int tier = 0; tier < 4; tier++) {
-		q.solver.push();
-		if (tier < 3)
-			for (auto &e : q.small)
-				q.solver.add(e);
-		if (tier < 2)
-			for (auto &e : q.small8)
-				q.solver.add(e);
-		if (tier < 1)
-			for (auto &e : q.prefer)
-				q.solver.add(e);
-		if (q.solver.check() == z3::sat) {
-			z3::model m = q.solver.get_model();
-			return std::make_pair(m, q.v);
-		}
-		q.solver.pop();
+	const Setup &st = q.setup;
+	if (!st.level || !q.in)
+		return std::nullopt;
+	fl::sym::Session::Scope scope(*q.session);
+	z3::context &c = q.session->c;
+	const port::Inputs &in = *q.in;
+	uint64_t ps = (uint64_t)1 << st.shift;
+	z3::expr me = in.max_entries.e, es = in.elem_size.e;
+	z3::expr prod = q.session->product(me, es, fl::sym::pow2(63));
+	z3::expr data = prod + c.int_val(ps - 1) - z3::mod(prod + c.int_val(ps - 1), c.int_val(ps));
+	std::vector<z3::expr> real = {es == 8, prod == 8 * me, in.size.e == data + c.int_val(2 * ps)};
+	std::vector<z3::expr> small = {me <= 4096, in.len.e <= c.int_val(16 * ps)};
+	for (int tier = 0; tier < 2; tier++) {
+		std::vector<z3::expr> extra = real;
+		if (tier == 0)
+			extra.insert(extra.end(), small.begin(), small.end());
+		Outcome o = solve(q, timeout_ms, extra);
+		if (o.res != z3::sat)
+			continue;
+		auto value = [&](const z3::expr &e) { return o.model->eval(e, true).get_numeral_uint64(); };
+		if (getenv("FL_PROVE_DEBUG"))
+			for (auto &[name, e] : q.debug)
+				std::printf("   %s = %s   [%s]\n", name.c_str(), o.model->eval(e, true).to_string().c_str(),
+					    e.to_string().substr(0, 200).c_str());
+		return replay(st, Values{(uint32_t)value(es), (uint32_t)value(me), value(in.vm_pgoff.e), value(in.len.e),
+					 value(in.page.e)});
 	}
 	return std::nullopt;
 }
@@ -178,6 +178,7 @@ int main(int argc, char **argv)
 	int obligation = 0;
 	std::string emit_dir, expected_path = FL_SMT_DIR "/expected";
 	bool verbose = false, emit_only = false;
+	std::string only_assume;
 	unsigned timeout_ms = 60000;
 
 	for (int i = 1; i < argc; i++) {
@@ -192,11 +193,16 @@ int main(int argc, char **argv)
 			if (!v || (std::strcmp(v, "32") && std::strcmp(v, "64")))
 				return usage("--arch wants 32 or 64");
 			bits = (unsigned)std::atoi(v);
+		} else if (a == "--assume") {  /* one front door's rows (debugging) */
+			const char *v = arg();
+			if (!v)
+				return usage("--assume wants anon, regular or direct");
+			only_assume = v;
 		} else if (a == "--obligation") {
 			const char *v = arg();
 			obligation = v ? std::atoi(v) : 0;
-			if (obligation < 1 || obligation > 6)
-				return usage("--obligation wants 1 to 6");
+			if (obligation < 1 || obligation > 7)
+				return usage("--obligation wants 1 to 7");
 		} else if (a == "--emit") {
 			const char *v = arg();
 			if (!v)
@@ -240,29 +246,16 @@ int main(int argc, char **argv)
 	// direct); no need to solve it twice
 	std::map<std::string, z3::check_result> verdicts;
 	auto wall0 = std::chrono::steady_clock::now();
-	std::printf("%-2s %-5s %-4s %-4s %-8s %-22s %8s  %s\n", "ob", "level", "arch", "page", "assume",
-		    "result", "time", "replay / expected");
+	std::printf("%-2s %-5s %-4s %-4s %-8s %-22s %8s %6s  %s\n", "ob", "level", "arch", "page", "assume", "result",
+		    "time", "paths", "replay / expected");
 	for (const Setup &st : all_setups()) {
 		if ((obligation && st.obligation != obligation) || (bits && st.bits != *bits) ||
-		    (patch && st.level && *st.level != *patch))
+		    (patch && st.level && *st.level != *patch) ||
+		    (!only_assume.empty() && only_assume != to_string(st.assume)))
 			continue;
 		rows++;
-		// a context per row: the solver's heuristics depend on term ids,
-		// so a shared context made a row's verdict depend on the rows
-		// before it
-		z3::context ctx;
-		Query q = build_query(ctx, st);
-		z3::params p(ctx);
-		/* rlimit: Z3's deterministic work budget, so a verdict does not
-		 * depend on the machine's load (the largest row needs ~1/20 of
-		 * it); --timeout is only a wall-clock guard */
-		p.set("rlimit", kRlimit);
-		p.set("timeout", timeout_ms);
-		/* the verdict needs no model (replay_model re-solves), and
-		 * building one through the tactics' model converters cost up to
-		 * seconds on some sat rows */
-		p.set("model", false);
-		q.solver.set(p);
+		auto row0 = std::chrono::steady_clock::now();
+		Query q = build_query(st);
 		auto it = expected.find(st.key());
 		std::string want = it == expected.end() ? "(no expectation)" : it->second;
 		if (!emit_dir.empty()) {
@@ -270,21 +263,22 @@ int main(int argc, char **argv)
 			if (want.find("rescue=") != std::string::npos) {  /* the `range` query it asks */
 				Setup rs = st;
 				rs.assume = Assume::range;
-				Query rq = build_query(ctx, rs);
+				Query rq = build_query(rs);
 				emit(emit_dir, rq, want.find("rescue=range") != std::string::npos ? "unsat" : "sat");
 			}
 		}
 		if (emit_only)
 			continue;
 
-		Outcome o = check_row(ctx, st, p, q);
-		total_ms += o.ms;
+		double explore_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - row0).count();
+		Outcome o = solve(q, timeout_ms);
+		if (verbose)
+			std::printf("   explore %.0f ms, solve %.0f ms\n", explore_ms, o.ms);
 		verdicts[st.key()] = o.res;
 		std::string result = o.res == z3::unsat ? "proved" : o.res == z3::sat ? "cex" : "unknown";
-		std::string detail;
+		std::string detail = q.complete() ? "" : "unfinished paths (" + std::to_string(q.cut) + "): " + q.cut_why;
 		bool replay_ok = true;
 		if (o.res == z3::sat) {
-			auto mv = replay_model(ctx, st, timeout_ms);
 			if (st.assume == Assume::direct) {
 				/* assumption-dependent: which assumption rescues it? */
 				const char *rescue = "none";
@@ -296,11 +290,8 @@ int main(int argc, char **argv)
 					if (known != verdicts.end()) {
 						rres = known->second;
 					} else {
-						Query rq = build_query(ctx, rs);
-						rq.solver.set(p);
-						Outcome ro = check_row(ctx, rs, p, rq);
-						total_ms += ro.ms;
-						rres = ro.res;
+						Query rq = build_query(rs);
+						rres = solve(rq, timeout_ms).res;
 					}
 					if (rres == z3::unsat) {
 						rescue = to_string(a);
@@ -309,36 +300,37 @@ int main(int argc, char **argv)
 				}
 				result += std::string(" rescue=") + rescue;
 			}
-			Replay r;
-			if (mv)
-				r = replay(st, mv->first, mv->second);
-			else
-				r.what = "spurious: no model with the exact (u64)max_entries * elem_size";
-			replay_ok = r.reproduced || !st.level;
-			detail = std::string(st.level ? (r.reproduced ? "reproduced: " : "NOT REPRODUCED: ") : "") +
-				 r.what + "\n      " + r.values;
-			if (verbose && st.level)
-				detail += "\n" + format_program(r.program);
-			if (!emit_dir.empty() && st.level) {
+			std::optional<Replay> r = replay_row(q, timeout_ms);
+			replay_ok = !st.level || (r && r->reproduced);
+			if (st.level)
+				detail = !r ? "NOT REPRODUCED: no model with a real map's geometry"
+					    : std::string(r->reproduced ? "reproduced: " : "NOT REPRODUCED: ") + r->what +
+						      "\n      " + r->values;
+			if (r && verbose)
+				detail += "\n" + format_program(r->program);
+			if (r && !emit_dir.empty()) {
 				std::ofstream fl(emit_dir + "/" + st.file().substr(0, st.file().size() - 5) + ".fl");
 				fl << "# faultline-prove counterexample: obligation " << st.obligation << " ("
 				   << kTitles[st.obligation] << "), " << st.key() << "\n"
-				   << format_program(r.program);
+				   << format_program(r->program);
 			}
 		}
+		double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - row0).count();
+		total_ms += ms;
 		bool match = result == want && replay_ok;
 		if (!match)
 			bad++;
-		std::printf("%-2d %-5s %-4u %-4s %-8s %-22s %6.1fms  %s%s\n", st.obligation,
+		std::printf("%-2d %-5s %-4u %-4s %-8s %-22s %6.0fms %6u  %s%s\n", st.obligation,
 			    st.level ? to_string(*st.level) : "any", st.bits, st.shift == 12 ? "4k" : "64k",
-			    to_string(st.assume), result.c_str(), o.ms,
-			    result == want ? "" : ("MISMATCH, expected " + want + "  ").c_str(), detail.c_str());
+			    st.obligation == 7 ? (st.bypass ? "bypass" : "mask") : to_string(st.assume), result.c_str(), ms,
+			    q.paths, result == want ? "" : ("MISMATCH, expected " + want + "  ").c_str(), detail.c_str());
+		std::fflush(stdout);
 	}
 	if (emit_only) {
 		std::printf("%d rows: scripts written to %s\n", rows, emit_dir.c_str());
 		return 0;
 	}
 	double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-	std::printf("%d rows, %d mismatched; solver %.2f s, wall %.2f s\n", rows, bad, total_ms / 1000, wall);
+	std::printf("%d rows, %d mismatched; rows %.2f s, wall %.2f s\n", rows, bad, total_ms / 1000, wall);
 	return bad ? 1 : 0;
 }

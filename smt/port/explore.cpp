@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The explorer (explore.h) and the hooks symbolic/word.h and
+// symbolic/containers.h call: one Session and at most one Explorer are
+// current per thread.
+#include "smt/port/explore.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_set>
+
+#include "symbolic/containers.h"
+
+namespace fl::sym {
+
+namespace {
+
+// Z3's deterministic work budgets: a branch that takes more is explored
+// (both ways); a loop check or a concrete value that takes more ends its
+// path unfinished
+constexpr unsigned kBranch = 2'000'000, kExact = 20'000'000;
+
+thread_local Session *g_session = nullptr;
+thread_local Explorer *g_explorer = nullptr;
+thread_local Node *g_live = nullptr;
+thread_local uint64_t g_serial = 0;
+thread_local const void *g_stack_top = nullptr;
+std::atomic<uint64_t> g_sessions{0};
+
+// A thrown PathEnd ends the path it happened on.
+struct PathEnd {
+	Path::Status status;
+	std::string why;
+};
+
+Explorer &explorer()
+{
+	if (!g_explorer)
+		throw std::logic_error("symbolic port code ran outside an exploration");
+	return *g_explorer;
+}
+
+struct ExplorerScope {
+	explicit ExplorerScope(Explorer *e) : prev(g_explorer) { g_explorer = e; }
+	~ExplorerScope() { g_explorer = prev; }
+	Explorer *prev;
+};
+
+bool same(const Val &a, const Val &b)
+{
+	if (a.c != b.c || a.a.size() != b.a.size())
+		return false;
+	for (size_t i = 0; i < a.a.size(); i++)
+		if (a.a[i].coeff != b.a[i].coeff || !z3::eq(a.a[i].e, b.a[i].e))
+			return false;
+	return true;
+}
+
+}  // namespace
+
+// --- Session ---
+
+Session &session()
+{
+	if (!g_session)
+		throw std::logic_error("no symbolic session");
+	return *g_session;
+}
+
+Session::Session() : id(++g_sessions) {}
+
+Session::Scope::Scope(Session &s) : prev(g_session) { g_session = &s; }
+Session::Scope::~Scope() { g_session = prev; }
+
+z3::expr Session::var(const std::string &name, unsigned bits)
+{
+	z3::expr v = c.int_const(name.c_str());
+	domain.push_back(v >= 0 && v <= int_of(pow2(bits) - 1));
+	return v;
+}
+
+z3::expr Session::product(const z3::expr &x, const z3::expr &y, u128 hi)
+{
+	unsigned ix = x.id(), iy = y.id();
+	std::pair<unsigned, unsigned> key{std::min(ix, iy), std::max(ix, iy)};
+	auto it = products_.find(key);
+	if (it != products_.end())
+		return it->second;
+	// one variable per pair of terms: linear queries; the exact product is
+	// what the geometry lemma and the counterexample re-solve use
+	z3::expr p = c.int_const(("prod_" + std::to_string(products_.size())).c_str());
+	defs.push_back(p >= 0 && p <= int_of(hi));
+	products_.emplace(key, p);
+	return p;
+}
+
+z3::expr Session::purify(const z3::expr &f)
+{
+	auto hit = purified_.find(f.id());
+	if (hit != purified_.end())
+		return hit->second;
+	z3::expr out = f;
+	if (f.is_app() && f.num_args() > 0) {
+		z3::expr_vector args(c);
+		for (unsigned i = 0; i < f.num_args(); i++)
+			args.push_back(purify(f.arg(i)));
+		Z3_decl_kind k = f.decl().decl_kind();
+		if ((k == Z3_OP_MOD || k == Z3_OP_IDIV || k == Z3_OP_DIV) && args[1].is_numeral()) {
+			auto key = std::make_pair(args[0].id(), args[1].id());
+			auto it = divmod_.find(key);
+			if (it == divmod_.end()) {
+				std::string n = std::to_string(divmod_.size());
+				z3::expr q = c.int_const(("q!" + n).c_str()), r = c.int_const(("r!" + n).c_str());
+				defs.push_back(args[0] == args[1] * q + r && r >= 0 && r < args[1]);
+				keep_.push_back(args[0]);
+				keep_.push_back(args[1]);
+				it = divmod_.emplace(key, std::make_pair(q, r)).first;
+			}
+			out = k == Z3_OP_MOD ? it->second.second : it->second.first;
+		} else {
+			out = f.decl()(args);
+		}
+	}
+	keep_.push_back(f);
+	purified_.emplace(f.id(), out);
+	return out;
+}
+
+z3::expr Session::domain_formula() const
+{
+	z3::expr_vector v(const_cast<z3::context &>(c));
+	for (const z3::expr &d : domain)
+		v.push_back(d);
+	return z3::mk_and(v);
+}
+
+// --- the hooks ---
+
+z3::context &ctx() { return session().c; }
+
+Node::Node(Val *v, unsigned n) : val(v), bits(n), serial(++g_serial), session(g_session ? g_session->id : 0)
+{
+	next = g_live;
+	if (g_live)
+		g_live->prev = this;
+	g_live = this;
+}
+
+Node::~Node()
+{
+	if (prev)
+		prev->next = next;
+	else
+		g_live = next;
+	if (next)
+		next->prev = prev;
+}
+
+Node *live_words() { return g_live; }
+
+[[gnu::noinline]] bool decide(const z3::expr &cond)
+{
+	return explorer().decide(cond, __builtin_return_address(0));
+}
+
+uint64_t concretize(const z3::expr &e) { return explorer().concretize(e); }
+
+z3::expr product(const z3::expr &x, const z3::expr &y, u128 hi)
+{
+	return g_explorer && g_explorer->exact_products ? x * y : session().product(x, y, hi);
+}
+
+void bug(const char *file, int line)
+{
+	throw PathEnd{Path::bug, std::string("BUG_ON at ") + file + ":" + std::to_string(line)};
+}
+
+void unsupported(const char *what) { throw PathEnd{Path::cut, std::string("unsupported: ") + what}; }
+
+bool prior_pte(const z3::expr &) { return explorer().prior_pte(); }
+
+void saw(Event e) { explorer().saw(std::move(e)); }
+
+// --- the explorer ---
+
+std::string Explorer::fresh(const char *what) { return name_ + "!" + what + std::to_string(fresh_++); }
+
+z3::expr Explorer::pc() const
+{
+	z3::expr_vector v(session().c);
+	for (const z3::expr &d : pc_)
+		v.push_back(d);
+	return z3::mk_and(v);
+}
+
+// f purified, with the session's new mod/div definitions added to the
+// solver first, in the current scope (start_run moves them to the base)
+z3::expr Explorer::purified(const z3::expr &f)
+{
+	z3::expr p = session().purify(f);
+	for (; defs_added_ < session().defs.size(); defs_added_++)
+		solver_->add(session().defs[defs_added_]);
+	return p;
+}
+
+void Explorer::assume(const z3::expr &f)
+{
+	pc_.push_back(f);
+	z3::expr p = purified(f);
+	solver_->push();
+	scopes_++;
+	solver_->add(p);
+}
+
+// unknown explores it: an infeasible path only costs time, and the row's
+// query (one solver call over every path) decides what was feasible
+bool Explorer::feasible(const z3::expr &f, unsigned budget)
+{
+	solver_calls++;
+	z3::expr pf = purified(f);
+	solver_->push();
+	solver_->add(pf);
+	auto t0 = std::chrono::steady_clock::now();
+	z3::check_result r = check_now(budget);
+	static const bool trace = getenv("FL_SYM_TRACE");
+	if (trace) {
+		double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+		static int dumped = 0;
+		if (ms > 3000 && getenv("FL_SYM_DUMP") && dumped < 5) {
+			std::string name = std::string(getenv("FL_SYM_DUMP")) + std::to_string(dumped++) + ".smt2";
+			FILE *fp = fopen(name.c_str(), "w");
+			fputs(solver_->to_smt2().c_str(), fp);
+			fclose(fp);
+		}
+		fprintf(stderr, "  check %s %.1f ms\n", r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown", ms);
+		if (ms > 100)
+			fprintf(stderr, "SLOW %s\nPC %s\n", f.to_string().c_str(), pc().to_string().c_str());
+	}
+	solver_->pop();
+	return r != z3::unsat;  /* unknown: explore it (an infeasible path only costs time) */
+}
+
+// The incremental solver with a small budget: it decides most branches in
+// microseconds, but now and then it wanders on mod-heavy ones that a fresh
+// solver, checked once (Z3 then preprocesses for linear integer
+// arithmetic), decides at once.
+// The path's constraints (and f) decided in a fresh Z3 context, parsed from
+// their SMT-LIB text, as the z3 command would: Z3's heuristics follow term
+// numbering, and in the long-lived context of a row some of these checks
+// took seconds that take milliseconds re-parsed (docs/proofs.md). probe:
+// its value in the model, where sat.
+z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uint64_t *value)
+{
+	z3::solver text(session().c);
+	for (const z3::expr &a : solver_->assertions())
+		text.add(a);
+	if (probe)
+		text.add(session().c.int_const("fl!probe") == session().purify(*probe));
+	z3::context fresh;
+	z3::solver s(fresh);
+	z3::params p(fresh);
+	p.set("rlimit", rlimit);
+	s.set(p);
+	s.add(fresh.parse_string(text.to_smt2().c_str()));
+	z3::check_result r = s.check();
+	if (probe && r == z3::sat) {
+		z3::expr v = s.get_model().eval(fresh.int_const("fl!probe"), true);
+		if (!v.is_numeral())
+			return z3::unknown;
+		*value = v.get_numeral_uint64();
+	}
+	return r;
+}
+
+void Explorer::start_run()
+{
+	runs++;
+	pos_ = 0;
+	fresh_ = 0;
+	g_serial = 0;
+	pc_.clear();
+	events_.clear();
+	visits_.clear();
+	last_.clear();
+	symbolized_.reset();
+	active_.reset();
+	pending_check_.reset();
+	last_dir_.clear();
+	if (!solver_) {
+		solver_.emplace(session().c);
+		z3::params p(session().c);
+		p.set("rlimit", 400'000u);
+		solver_->set(p);
+		solver_->add(session().domain_formula());
+	}
+	// back to the definitions, which hold on every path: they stay
+	solver_->pop(scopes_);
+	scopes_ = 0;
+	defs_added_ = std::min(defs_added_, defs_at_base_);
+	for (; defs_added_ < session().defs.size(); defs_added_++)
+		solver_->add(session().defs[defs_added_]);
+	defs_at_base_ = defs_added_;
+}
+
+bool Explorer::on_stack(const void *p, const void *here)
+{
+	return p > here && p < g_stack_top;
+}
+
+void Explorer::run_all(const std::function<void()> &body, const std::function<void(Path)> &finish)
+{
+	ExplorerScope scope(this);
+	char top;
+	const void *outer = g_stack_top;
+	g_stack_top = &top;  /* every Word the runs put on the stack lies below */
+	todo_ = {Job{}};
+	while (!todo_.empty()) {
+		prefix_ = std::move(todo_.back().prefix);
+		plans_ = std::move(todo_.back().plans);
+		todo_.pop_back();
+		for (;;) {
+			start_run();
+			size_t domain_before = session().domain.size();
+			Path p;
+			try {
+				body();
+				p.status = Path::done;
+			} catch (const Restart &) {
+				session().domain.erase(session().domain.begin() + (long)domain_before, session().domain.end());
+				continue;  /* the same decisions again, with the new plan */
+			} catch (const PathEnd &e) {
+				p.status = e.status;
+				p.why = e.why;
+			}
+			p.cond = pc();
+			p.events = std::move(events_);
+			finish(std::move(p));
+			break;
+		}
+	}
+	g_stack_top = outer;
+}
+
+bool Explorer::decide(z3::expr cond, const void *site)
+{
+	if (pos_ >= max_decisions_)
+		throw PathEnd{Path::cut, "more than " + std::to_string(max_decisions_) + " decisions"};
+	loop_head(cond, site);
+	static const bool trace = getenv("FL_SYM_TRACE");
+	if (trace)
+		fprintf(stderr, "decide #%zu site %p %s\n", pos_, site, cond.to_string().substr(0, 200).c_str());
+	bool d;
+	if (pos_ < prefix_.size()) {
+		d = prefix_[pos_];
+	} else {
+		z3::expr s = cond.simplify();
+		bool t = s.is_true() || (!s.is_false() && feasible(cond, kBranch));
+		bool f = s.is_false() || (!s.is_true() && feasible(!cond, kBranch));
+		if (!t && !f)  /* a branch explored on an unknown before: not a path */
+			throw PathEnd{Path::subsumed, "infeasible"};
+		if (t && f) {
+			forks++;
+			Job alt{prefix_, plans_};
+			alt.prefix.push_back(false);
+			todo_.push_back(std::move(alt));
+		}
+		d = t;
+		prefix_.push_back(d);
+	}
+	pos_++;
+	assume(d ? cond : !cond);
+	narrow(cond, d);
+	if (active_ && site == active_->site && pending_check_) {
+		// the generic visit: an exit goes on; going on again is subsumed,
+		// once the next trip is known not to wrap
+		if (d == last_dir_[site]) {
+			if (!valid(*pending_check_))
+				throw PathEnd{Path::cut, "loop: a carried value may wrap in a later trip"};
+			throw PathEnd{Path::subsumed, ""};
+		}
+		pending_check_.reset();
+		active_.reset();
+		return d;
+	}
+	after_decision(cond, site, d);
+	return d;
+}
+
+// A branch on (x < n), (n < x), (x == n) with x an atom of the port's
+// values and n a number: the bound the path now knows goes onto x in every
+// live Word, so what the port computes from it next needs no wrap it cannot
+// do (symbolic/word.h: the bounds decide where C's mod 2^n is written).
+void Explorer::narrow(const z3::expr &cond, bool taken)
+{
+	z3::expr c = cond;
+	if (c.is_app() && c.decl().decl_kind() == Z3_OP_NOT) {
+		c = c.arg(0);
+		taken = !taken;
+	}
+	if (!c.is_app() || c.num_args() != 2)
+		return;
+	Z3_decl_kind kind = c.decl().decl_kind();
+	if (kind != Z3_OP_LT && kind != Z3_OP_EQ)
+		return;
+	bool num_left = c.arg(0).is_numeral(), num_right = c.arg(1).is_numeral();
+	if (!num_left && !num_right) {
+		if (kind == Z3_OP_LT)  /* x < y, or y <= x: one side's bound onto the other */
+			narrow_pair(taken ? c.arg(0) : c.arg(1), taken ? c.arg(1) : c.arg(0), taken ? 1 : 0);
+		return;
+	}
+	if (num_left && num_right)
+		return;
+	z3::expr x = num_left ? c.arg(1) : c.arg(0);
+	std::string digits = (num_left ? c.arg(0) : c.arg(1)).get_decimal_string(0);
+	if (digits.empty() || digits[0] == '-')
+		return;
+	u128 n = 0;
+	for (char ch : digits)
+		n = n * 10 + (u128)(ch - '0');
+	u128 lo = 0, hi = ~(u128)0;
+	if (kind == Z3_OP_EQ) {
+		if (taken)
+			lo = hi = n;
+		else if (n == 0)
+			lo = 1;
+		else
+			return;
+	} else if (num_left) {  /* n < x */
+		if (taken)
+			lo = n + 1;
+		else
+			hi = n;
+	} else {  /* x < n */
+		if (!taken)
+			lo = n;
+		else if (n == 0)
+			return;
+		else
+			hi = n - 1;
+	}
+	bound(x, lo, hi);
+}
+
+// What the live Words know of a term: the bounds of an atom that is it.
+std::optional<std::pair<u128, u128>> Explorer::known(const z3::expr &x) const
+{
+	for (Node *w = live_words(); w; w = w->next)
+		if (w->session == session().id)
+			for (const Atom &t : w->val->a)
+				if (z3::eq(t.e, x))
+					return std::make_pair(t.lo, t.hi);
+	return std::nullopt;
+}
+
+// x + gap <= y (gap 1: x < y; 0: x <= y), both atoms
+void Explorer::narrow_pair(const z3::expr &x, const z3::expr &y, unsigned gap)
+{
+	auto bx = known(x), by = known(y);
+	if (!bx || !by)
+		return;
+	if (by->second >= gap)
+		bound(x, 0, by->second - gap);
+	bound(y, bx->first + gap, ~(u128)0);
+}
+
+// x in [lo, hi] on this path: onto every live Word that has x as an atom
+void Explorer::bound(const z3::expr &x, u128 lo, u128 hi)
+{
+	for (Node *w = live_words(); w; w = w->next) {
+		if (w->session != session().id)
+			continue;
+		Val &v = *w->val;
+		for (Atom &t : v.a)
+			if (z3::eq(t.e, x)) {
+				t.lo = std::max(t.lo, lo);
+				t.hi = std::min(t.hi, hi);
+				if (v.a.size() == 1 && t.coeff == 1 && v.c >= 0) {  /* the value is x + c */
+					v.lo = std::max(v.lo, t.lo + (u128)v.c);
+					v.hi = std::min(v.hi, t.hi + (u128)v.c);
+				}
+			}
+	}
+}
+
+uint64_t Explorer::concretize(const z3::expr &e)
+{
+	z3::expr s = e.simplify();
+	if (s.is_numeral())
+		return s.get_numeral_uint64();
+	solver_calls++;
+	uint64_t v = 0;
+	if (check_now(kExact, &e, &v) != z3::sat)
+		throw PathEnd{Path::cut, "solver: no model for a concrete value"};
+	if (!valid(e == int_of(v)))
+		throw PathEnd{Path::cut, "a symbolic value used as a number the path does not force"};
+	return v;
+}
+
+bool Explorer::prior_pte()
+{
+	if (!session().prior_ptes)
+		return false;
+	static const char site = 0;  /* one branch site for every such lookup */
+	return decide(session().c.bool_const(fresh("pte").c_str()), &site);
+}
+
+Node *Explorer::live(uint64_t serial) const
+{
+	for (Node *n = live_words(); n; n = n->next)
+		if (n->serial == serial && n->session == session().id)
+			return n;
+	return nullptr;
+}
+
+std::vector<Explorer::Saved> Explorer::snapshot() const
+{
+	std::vector<Saved> out;
+	for (Node *n = live_words(); n; n = n->next)
+		if (n->session == session().id)
+			out.push_back({n, n->serial, *n->val});
+	return out;
+}
+
+// after - before mod 2^bits when it is one constant, read off the forms
+// (wrapped ones through their inner forms): the same atoms, constants that
+// differ. Anything else is not a translation (no solver call: a loop head
+// is looked for at every branch).
+std::optional<uint64_t> Explorer::delta(const Val &before, const Val &after, unsigned bits)
+{
+	// a value wrapped to this width is its inner form, mod 2^bits
+	auto unwrapped = [&](const Val &v) -> const Val & {
+		if (v.a.size() == 1 && v.c == 0 && v.a[0].coeff == 1 && v.a[0].inner && v.a[0].wrapped == bits)
+			return *v.a[0].inner;
+		return v;
+	};
+	const Val &b = unwrapped(before), &a = unwrapped(after);
+	if (a.a.size() != b.a.size())
+		return std::nullopt;
+	for (size_t i = 0; i < a.a.size(); i++)
+		if (a.a[i].coeff != b.a[i].coeff || !z3::eq(a.a[i].e, b.a[i].e))
+			return std::nullopt;
+	return (uint64_t)(a.c - b.c) & mask(bits);
+}
+
+// Before a decision at `site`: the generic visit of an accelerated loop, or
+// the discovery of a loop head (then the run restarts with a plan).
+void Explorer::loop_head(const z3::expr &cond, const void *site)
+{
+	unsigned visit = ++visits_[site];
+	(void)cond;
+	if (active_) {
+		if (site != active_->site)
+			return;  /* one accelerated loop per path */
+		generic_visit();
+		return;
+	}
+	for (const Plan &plan : plans_)
+		if (plan.site == site)
+			return;  /* planned: after_decision acts on it */
+	std::vector<Saved> now = snapshot();
+	auto last = last_.find(site);
+	if (last == last_.end()) {
+		last_[site] = std::move(now);
+		return;
+	}
+	// a loop head: every live Word on the stack is the object it was at
+	// the last visit (the same activation), and those that changed moved
+	// by constants
+	std::unordered_set<uint64_t> before;
+	for (const Saved &w : last->second)
+		before.insert(w.serial);
+	char here;
+	bool same_activation = std::all_of(now.begin(), now.end(), [&](const Saved &w) {
+		return before.count(w.serial) || !on_stack(w.node, &here);
+	});
+	Plan plan{site, visit - 1, {}, {}, last_dir_[site]};
+	if (same_activation) {
+		std::map<uint64_t, const Saved *> old;
+		for (const Saved &w : last->second)
+			old[w.serial] = &w;
+		for (const Saved &w : now) {
+			auto o = old.find(w.serial);
+			if (o == old.end() || same(o->second->val, w.val))
+				continue;
+			std::optional<uint64_t> d = delta(o->second->val, w.val, w.node->bits);
+			if (!d) {
+				plan.carried.clear();
+				break;
+			}
+			plan.carried.push_back(w.serial);
+			plan.delta.push_back(*d);
+		}
+	}
+	if (plan.carried.empty()) {
+		last->second = std::move(now);
+		return;
+	}
+	if (getenv("FL_SYM_TRACE"))
+		fprintf(stderr, "PLAN site %p visit %u carried %zu dir %d\n", site, plan.visit, plan.carried.size(), (int)plan.dir);
+	plans_.push_back(std::move(plan));
+	throw Restart{};
+}
+
+// After a decision at `site`: a planned loop's first visit makes the carried
+// Words fresh full-range atoms v (equal to their values), its second turns
+// them into x, the state of any later trip.
+void Explorer::after_decision(const z3::expr &cond, const void *site, bool taken)
+{
+	last_dir_[site] = taken;
+	if (active_)
+		return;
+	for (const Plan &plan : plans_) {
+		if (plan.site != site)
+			continue;
+		unsigned visit = visits_[site];
+		if (visit == plan.visit && taken == plan.dir) {
+			Symbolized z{&plan, {}, {}};
+			for (uint64_t serial : plan.carried) {
+				Node *n = live(serial);
+				if (!n)
+					throw PathEnd{Path::cut, "loop: a carried value went away"};
+				z3::expr v = session().c.int_const(fresh("at").c_str());
+				assume(v == n->val->expr());
+				*n->val = term(v, 0, pow2(n->bits) - 1);  /* no bound: nothing folds on it */
+				z.v.push_back(v);
+				z.bits.push_back(n->bits);
+			}
+			symbolized_ = std::move(z);
+		} else if (visit == plan.visit + 1 && taken == plan.dir && symbolized_ && symbolized_->plan == &plan) {
+			havoc(cond, site, plan);
+		}
+		return;
+	}
+}
+
+// value_t at this visit is v + s (mod 2^n); x = v + (m + 1) * s, m >= 0, is
+// the state at the visit m trips later, whose decision went the same way:
+// cond with v replaced by x - s (mod 2^n). The Int form (no wrap) holds at
+// m = 0 (checked) and, trip by trip, by generic_visit's check.
+void Explorer::havoc(const z3::expr &cond, const void *site, const Plan &plan)
+{
+	const Symbolized &z = *symbolized_;
+	z3::expr m = session().c.int_const(fresh("trip").c_str());
+	assume(m >= 0);
+	Active a{site, plan.carried, {}, {}};
+	z3::expr_vector from(session().c), to(session().c);
+	std::vector<z3::expr> next;
+	for (size_t i = 0; i < plan.carried.size(); i++) {
+		Node *n = live(plan.carried[i]);
+		if (!n)
+			throw PathEnd{Path::cut, "loop: a carried value went away"};
+		z3::expr mod = int_of(pow2(z.bits[i]));
+		/* the delta as a signed step: a trip adds s (mod 2^n), |s| < 2^(n-1) */
+		i128 s = (u128)plan.delta[i] < pow2(z.bits[i] - 1) ? (i128)plan.delta[i]
+								     : (i128)plan.delta[i] - (i128)pow2(z.bits[i]);
+		z3::expr sv = s < 0 ? -int_of((u128)-s) : int_of((u128)s);
+		const z3::expr &v = z.v[i];
+		if (!valid(z3::mod(n->val->expr() - v - sv, mod) == 0))
+			throw PathEnd{Path::cut, "loop: the second trip moved a value by another amount"};
+		if (!valid(v + sv >= 0 && v + sv < mod))
+			throw PathEnd{Path::cut, "loop: a carried value wraps in the first trip"};
+		z3::expr x = session().c.int_const(fresh("loop").c_str());
+		assume(x == v + (m + 1) * sv && x >= 0 && x < mod);
+		from.push_back(v);
+		to.push_back(z3::mod(x - sv, mod));
+		*n->val = term(x, 0, pow2(z.bits[i]) - 1);
+		a.x.push_back(x);
+		a.step.push_back(sv);
+	}
+	// the decision at the visit m trips later went the same way
+	z3::expr later = z3::expr(cond).substitute(from, to);
+	assume(plan.dir ? later : !later);
+	if (getenv("FL_SYM_TRACE"))
+		fprintf(stderr, "HAVOC site %p\n", site);
+	active_ = std::move(a);
+	accelerated++;
+}
+
+// The generic trip is over: it moved each x by its step (mod 2^n), and if
+// the loop goes on, no carried value leaves [0, 2^n) as an integer: then
+// the Int form of havoc admits every real trip. The path ends: every later
+// trip is this one with a larger m.
+void Explorer::generic_visit()
+{
+	z3::expr_vector in_range(session().c);
+	for (size_t i = 0; i < active_->carried.size(); i++) {
+		Node *n = live(active_->carried[i]);
+		if (!n)
+			throw PathEnd{Path::cut, "loop: a carried value went away"};
+		z3::expr mod = int_of(pow2(n->bits));
+		const z3::expr &x = active_->x[i], &s = active_->step[i];
+		if (!valid(z3::mod(n->val->expr() - x - s, mod) == 0))
+			throw PathEnd{Path::cut, "loop: the generic trip moved a value by another amount"};
+		in_range.push_back(x + s + s >= 0 && x + s + s < mod);
+	}
+	pending_check_ = z3::mk_and(in_range);
+}
+
+}  // namespace fl::sym

@@ -74,11 +74,12 @@ private:
 Session &session();
 
 // What a run saw the port do, in order: a PTE installed (user address, the
-// page's area id or -1 for the direct map, its index there), or an
-// f_op->mmap call (the VMA it got and what it returned).
+// page's area id or -1 for the direct map, its index there), an
+// f_op->mmap call (the VMA it got and what it returned), or the user fault
+// the row takes (its address: a path cut later still says where it was).
 struct Event {
-	enum Kind { install, mmap } kind;
-	z3::expr a;  // install: the user address; mmap: vm_pgoff
+	enum Kind { install, mmap, fault } kind;
+	z3::expr a;  // install: the user address; mmap: vm_pgoff; fault: the address
 	z3::expr b;  // install: the page index; mmap: vm_start
 	z3::expr c;  // mmap: vm_end
 	int area = -1;

@@ -172,6 +172,7 @@ port::Mapped mmap_fault(const port::Kernel &k, const port::Inputs &in)
 	ulong address = vma->vm_start + (page << PAGE_SHIFT);
 	out.faulted = true;
 	out.fault = address.expr();
+	saw(Event{Event::fault, out.fault, c.int_val(0), c.int_val(0), -1, 0});
 	handle_mm_fault(vma, address, FAULT_FLAG_USER);
 	return out;
 }

@@ -253,6 +253,11 @@ bool Explorer::feasible(const z3::expr &f, unsigned budget)
 // its value in the model, where sat.
 z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uint64_t *value)
 {
+	if (!probe) {  /* most checks: the incremental solver, on a small budget */
+		z3::check_result r = solver_->check();
+		if (r != z3::unknown)
+			return r;
+	}
 	z3::solver text(session().c);
 	for (const z3::expr &a : solver_->assertions())
 		text.add(a);

@@ -147,7 +147,8 @@ std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 	const port::Inputs &in = *q.in;
 	uint64_t ps = (uint64_t)1 << st.shift;
 	z3::expr me = in.max_entries.e, es = in.elem_size.e;
-	z3::expr prod = q.session->product(me, es, fl::sym::pow2(63));
+	auto factor = [](const port::Input &i) { return fl::sym::Factor{i.e, i.lo, i.hi, i.tz}; };
+	z3::expr prod = q.session->product(factor(in.max_entries), factor(in.elem_size));  /* the rows' variable */
 	z3::expr data = prod + c.int_val(ps - 1) - z3::mod(prod + c.int_val(ps - 1), c.int_val(ps));
 	std::vector<z3::expr> real = {es == 8, prod == 8 * me, in.size.e == data + c.int_val(2 * ps)};
 	std::vector<z3::expr> small = {me <= 4096, in.len.e <= c.int_val(16 * ps)};
@@ -282,6 +283,9 @@ int main(int argc, char **argv)
 		std::string result = o.res == z3::unsat ? "proved" : o.res == z3::sat ? "cex" : "unknown";
 		std::string detail = q.complete() ? "" : "unfinished paths (" + std::to_string(q.cut) + "): " + q.cut_why;
 		bool replay_ok = true;
+		if (o.res == z3::sat && getenv("FL_PROVE_DEBUG") && !st.level)
+			for (auto &[name, e] : q.debug)
+				std::printf("   %s = %s\n", name.c_str(), o.model->eval(e, true).to_string().c_str());
 		if (o.res == z3::sat) {
 			if (st.assume == Assume::direct) {
 				/* assumption-dependent: which assumption rescues it? */

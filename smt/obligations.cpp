@@ -237,7 +237,7 @@ expr negated_property(Query &q, const port::Geometry &g)
 		}
 		return differ;
 	}
-	case 6: {  /* the window's PTEs other than the faulting address's */
+	case 6: {  /* every PTE of the window, the faulting address's included */
 		expr any = c.bool_val(false);
 		expr ps = c.int_val((uint64_t)1 << st.shift);
 		expr table = ps * c.int_val((uint64_t)(1u << st.shift) / (st.bits / 8));  /* PTRS_PER_PTE pages */
@@ -250,8 +250,8 @@ expr negated_property(Query &q, const port::Geometry &g)
 			expr some = c.bool_val(false);
 			for (const Event &e : p.events)
 				if (e.kind == Event::install)
-					some = some || (e.a != m.fault && (e.a < m.vm_start || e.a >= m.vm_end ||
-									  e.a / table != m.fault / table || !visible_page(c, g, st.shift, e)));
+					some = some || e.a < m.vm_start || e.a >= m.vm_end || e.a / table != m.fault / table ||
+					       !visible_page(c, g, st.shift, e);
 			any = any || (p.cond && some);
 		}
 		return any;
@@ -275,7 +275,8 @@ expr split_negated(Query &q)
 	};
 	expr start = aligned("vm_start"), len = aligned("len"), at = aligned("split_at");
 	expr pgoff = s.var("vm_pgoff", st.bits), addr = s.var("addr", st.bits);
-	s.domain.push_back(len > 0 && start + len <= fl::sym::int_of(fl::sym::pow2(st.bits)) && start < at &&
+	// a VMA ends below 2^BITS (TASK_SIZE): its vm_end does not wrap to 0
+	s.domain.push_back(len > 0 && start + len < fl::sym::int_of(fl::sym::pow2(st.bits)) && start < at &&
 			   at < start + len && start <= addr && addr < start + len);
 	port::Kernel k = kernel_of(st, Patch::pre);
 	expr any = c.bool_val(false);
@@ -302,14 +303,19 @@ expr geometry_negated(Query &q)
 	z3::context &c = s.c;
 	expr vs = s.var("value_size", 32), me = s.var("max_entries", 32);
 	port::Kernel k{Patch::pre, st.bits, st.shift, Door::anon, st.bypass};
-	sym::Explorer e("g", true);
+	sym::Explorer e("g");
 	auto r = e.explore<port::Allocated>([&]() { return port::world(st.bits).alloc(k, vs, me); });
 	q.paths += (unsigned)r.paths.size();
 	expr any = c.bool_val(false);
 	for (size_t i = 0; i < r.paths.size(); i++) {
 		note_cut(q, r.paths[i]);
-		if (r.out[i] && r.out[i]->ok)
-			any = any || (r.paths[i].cond && !geometry_facts(c, k, r.out[i]->g));
+		if (r.out[i] && r.out[i]->ok) {
+			const port::Geometry &g = r.out[i]->g;
+			any = any || (r.paths[i].cond && !geometry_facts(c, k, g));
+			for (auto [n, e] : {std::pair{"addr", g.addr}, {"size", g.size}, {"vaddr", g.vmalloc_addr}, {"visible", g.visible}, {"es", g.elem_size}})
+				q.debug.push_back({"path" + std::to_string(i) + " " + n, e});
+			q.debug.push_back({"path" + std::to_string(i) + " cond", r.paths[i].cond});
+		}
 	}
 	return any;
 }

@@ -81,17 +81,37 @@ z3::expr Session::var(const std::string &name, unsigned bits)
 	return v;
 }
 
-z3::expr Session::product(const z3::expr &x, const z3::expr &y, u128 hi)
+z3::expr Session::product(const Factor &x, const Factor &y)
 {
-	unsigned ix = x.id(), iy = y.id();
+	unsigned ix = x.e.id(), iy = y.e.id();
 	std::pair<unsigned, unsigned> key{std::min(ix, iy), std::max(ix, iy)};
 	auto it = products_.find(key);
 	if (it != products_.end())
 		return it->second;
 	// one variable per pair of terms: linear queries; the exact product is
-	// what the geometry lemma and the counterexample re-solve use
+	// what the counterexample re-solve uses. What the abstraction keeps of
+	// x * y, all linear in p, x and y: the ranges' corners (x*lo_y <= p <=
+	// x*hi_y, and the same for y) and the alignment 2^(tz_x + tz_y).
 	z3::expr p = c.int_const(("prod_" + std::to_string(products_.size())).c_str());
-	defs.push_back(p >= 0 && p <= int_of(hi));
+	auto n = [&](u128 v) { return int_of(std::min(v, pow2(64))); };
+	z3::expr facts = p >= 0 && p >= x.e * n(y.lo) && p >= y.e * n(x.lo) && p <= x.e * n(y.hi) && p <= y.e * n(x.hi);
+	if (unsigned tz = std::min(x.tz + y.tz, 64u))  /* p = 2^tz * k: no mod term */
+		facts = facts && p == int_of(pow2(tz)) * c.int_const(("prodk_" + std::to_string(products_.size())).c_str());
+	// and monotonicity against the products before that share a factor
+	// (array_map_alloc's rounded max_entries against map.max_entries)
+	for (const auto &[k, q] : products_) {
+		for (auto [mine, other] : {std::pair{x, y}, std::pair{y, x}}) {
+			if (k.first != mine.e.id() && k.second != mine.e.id())
+				continue;
+			const z3::expr &w = factors_.at(k.first == mine.e.id() ? k.second : k.first);  /* q = mine * w */
+			facts = facts && z3::implies(other.e <= w, p <= q) && z3::implies(w <= other.e, q <= p);
+		}
+	}
+	defs.push_back(facts);
+	factors_.emplace(ix, x.e);
+	factors_.emplace(iy, y.e);
+	keep_.push_back(x.e);
+	keep_.push_back(y.e);
 	products_.emplace(key, p);
 	return p;
 }
@@ -167,9 +187,9 @@ Node *live_words() { return g_live; }
 
 uint64_t concretize(const z3::expr &e) { return explorer().concretize(e); }
 
-z3::expr product(const z3::expr &x, const z3::expr &y, u128 hi)
+z3::expr product(const Factor &x, const Factor &y)
 {
-	return g_explorer && g_explorer->exact_products ? x * y : session().product(x, y, hi);
+	return g_explorer && g_explorer->exact_products ? x.e * y.e : session().product(x, y);
 }
 
 void bug(const char *file, int line)

@@ -47,7 +47,7 @@ public:
 	std::vector<z3::expr> domain;  // every variable's range, every abstraction's bound
 
 	z3::expr var(const std::string &name, unsigned bits);  // in [0, 2^bits)
-	z3::expr product(const z3::expr &x, const z3::expr &y, u128 hi);  // abstract
+	z3::expr product(const Factor &x, const Factor &y);  // abstract
 	z3::expr domain_formula() const;
 
 	// The formula with every mod/div by a number replaced by a remainder
@@ -65,7 +65,8 @@ public:
 	};
 
 private:
-	std::map<std::pair<unsigned, unsigned>, z3::expr> products_;
+	std::map<std::pair<unsigned, unsigned>, z3::expr> products_;  // by the factors' AST ids
+	std::map<unsigned, z3::expr> factors_;                          // their terms, by id
 	std::map<unsigned, z3::expr> purified_;                       // by AST id
 	std::map<std::pair<unsigned, unsigned>, std::pair<z3::expr, z3::expr>> divmod_;  // (t, m) -> (q, r)
 	std::vector<z3::expr> keep_;  // the ASTs the maps' ids name stay alive

@@ -201,7 +201,8 @@ Val mul(const Val &a, const Val &b, unsigned n)
 		return bounded(scaled(a, s), (i128)cap(a.lo) * s, (i128)cap(a.hi) * s, n);
 	}
 	u128 hi = cap(std::min(a.hi, pow2(64)) * std::min(b.hi, pow2(64)));
-	return wrap(term(product(a.expr(), b.expr(), hi), 0, hi, std::min(tz_of(a) + tz_of(b), 127u)), n);
+	Factor x{a.expr(), a.lo, a.hi, tz_of(a)}, y{b.expr(), b.lo, b.hi, tz_of(b)};
+	return wrap(term(product(x, y), 0, hi, std::min(x.tz + y.tz, 127u)), n);
 }
 
 Val div(const Val &a, const Val &b, unsigned n)

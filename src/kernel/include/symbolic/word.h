@@ -36,9 +36,16 @@ bool decide(const z3::expr &cond);
 // A symbolic value used where C needs a number (an array index, a size):
 // its value if the path forces one, else the path cannot be explored.
 uint64_t concretize(const z3::expr &e);
+// A factor of a product: its term, its range, its trailing zero bits.
+struct Factor {
+	z3::expr e;
+	u128 lo, hi;
+	unsigned tz;
+};
 // x * y of two symbolic values: exact (nonlinear) or, in an abstracting
-// run, one fresh variable per pair of terms (explore.h).
-z3::expr product(const z3::expr &x, const z3::expr &y, u128 hi);
+// run, one fresh variable per pair of terms, bound by what the factors'
+// ranges and alignments imply (explore.h).
+z3::expr product(const Factor &x, const Factor &y);
 // The port hit BUG_ON: the path ends there.
 [[noreturn]] void bug(const char *file, int line);
 [[noreturn]] void unsupported(const char *what);

@@ -81,27 +81,52 @@ struct Outcome {
 	std::optional<z3::model> model;
 };
 
+// the disjuncts of an or (the negated property is one per path)
+void disjuncts(const z3::expr &e, std::vector<z3::expr> &out)
+{
+	if (e.is_app() && e.decl().decl_kind() == Z3_OP_OR) {
+		for (unsigned i = 0; i < e.num_args(); i++)
+			disjuncts(e.arg(i), out);
+	} else if (!e.is_false()) {
+		out.push_back(e);
+	}
+}
+
 // the row's formula, decided (and a model kept) within Z3's deterministic
 // rlimit, so a verdict does not depend on the machine's load; timeout is
-// only a wall-clock guard
+// only a wall-clock guard. One check per path's disjunct of the negated
+// property: each is a small linear problem where their disjunction made Z3
+// give up; the first sat one is the counterexample
 Outcome solve(Query &q, unsigned timeout_ms, const std::vector<z3::expr> &extra = {})
 {
 	fl::sym::Session::Scope scope(*q.session);
 	z3::context &c = q.session->c;
 	auto t0 = std::chrono::steady_clock::now();
-	z3::solver s(c);
-	z3::params p(c);
-	p.set("rlimit", kRlimit);
-	p.set("timeout", timeout_ms);
-	s.set(p);
-	s.add(q.formula());
+	std::vector<z3::expr> common = {q.session->purify(*q.assumptions)}, parts;
 	for (const z3::expr &e : extra)
-		s.add(q.session->purify(e));
-	for (const z3::expr &d : q.session->defs)
-		s.add(d);
-	Outcome o{s.check(), 0, std::nullopt};
-	if (o.res == z3::sat)
-		o.model.emplace(s.get_model());
+		common.push_back(q.session->purify(e));
+	disjuncts(q.session->purify(*q.negated), parts);
+	Outcome o{z3::unsat, 0, std::nullopt};
+	for (const z3::expr &part : parts) {
+		/* a solver per check, without push: Z3 then preprocesses the
+		   whole problem (solve-eqs on the purified definitions) */
+		z3::solver s(c);
+		z3::params p(c);
+		p.set("timeout", timeout_ms);
+		s.set(p);
+		for (const z3::expr &e : common)
+			s.add(e);
+		for (const z3::expr &d : q.session->defs)  /* after purify: its definitions */
+			s.add(d);
+		s.add(part);
+		z3::check_result r = fl::sym::check_portfolio(s, kRlimit);
+		if (r == z3::sat) {
+			o = {r, 0, s.get_model()};
+			break;
+		}
+		if (r == z3::unknown)
+			o.res = z3::unknown;
+	}
 	o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 	if (o.res == z3::unsat && !q.complete())
 		o.res = z3::unknown;  /* unfinished paths: not a proof */

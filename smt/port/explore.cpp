@@ -62,6 +62,21 @@ bool same(const Val &a, const Val &b)
 
 // --- Session ---
 
+z3::check_result check_portfolio(z3::solver &s, unsigned rlimit)
+{
+	for (unsigned budget : {rlimit / 8, rlimit})
+		for (unsigned core : {2u, 6u}) {
+			z3::params p(s.ctx());
+			p.set("rlimit", budget);
+			p.set("arith.solver", core);
+			s.set(p);
+			z3::check_result r = s.check();
+			if (r != z3::unknown)
+				return r;
+		}
+	return z3::unknown;
+}
+
 Session &session()
 {
 	if (!g_session)
@@ -286,11 +301,8 @@ z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uin
 	if (getenv("FL_SYM_LAST")) { FILE *fp = fopen(getenv("FL_SYM_LAST"), "w"); fputs(text.to_smt2().c_str(), fp); fclose(fp); }
 	z3::context fresh;
 	z3::solver s(fresh);
-	z3::params p(fresh);
-	p.set("rlimit", rlimit);
-	s.set(p);
 	s.add(fresh.parse_string(text.to_smt2().c_str()));
-	z3::check_result r = s.check();
+	z3::check_result r = check_portfolio(s, rlimit);
 	if (probe && r == z3::sat) {
 		z3::expr v = s.get_model().eval(fresh.int_const("fl!probe"), true);
 		if (!v.is_numeral())

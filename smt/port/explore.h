@@ -14,8 +14,9 @@
 // and at the next visit the explorer checks that it moved x by the same
 // deltas and ends the path (subsumed: every later trip is that trip with a
 // larger m) where no carried value wraps in the next trip; where one may
-// (v3's window at vm_pgoff near ULONG_MAX), that is a decision of its own:
-// its other way runs the next trips as they are (C's wrap), unaccelerated.
+// (v3's window at vm_pgoff near ULONG_MAX) the path is cut, or, with
+// FL_SYM_WRAP_FORK, that is a decision of its own whose other way runs the
+// next trips as they are (C's wrap), unaccelerated (exact, but slow).
 //
 // A C wrap (symbolic/word.h) the Words' bounds cannot rule out asks the
 // path's condition first (wrap_shift): where it forces the value into

@@ -202,6 +202,13 @@ Node *live_words() { return g_live; }
 
 uint64_t concretize(const z3::expr &e) { return explorer().concretize(e); }
 
+std::optional<int> wrap_shift(const z3::expr &e, unsigned n)
+{
+	if (!g_explorer || !g_session)
+		return std::nullopt;
+	return g_explorer->wrap_shift(e, n);
+}
+
 z3::expr product(const Factor &x, const Factor &y)
 {
 	return g_explorer && g_explorer->exact_products ? x.e * y.e : session().product(x, y);
@@ -263,7 +270,7 @@ bool Explorer::feasible(const z3::expr &f, unsigned budget)
 	if (trace) {
 		double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 		static int dumped = 0;
-		if (ms > 3000 && getenv("FL_SYM_DUMP") && dumped < 5) {
+		if (ms > (getenv("FL_SYM_DUMP_MS") ? atof(getenv("FL_SYM_DUMP_MS")) : 3000) && getenv("FL_SYM_DUMP") && dumped < 5) {
 			std::string name = std::string(getenv("FL_SYM_DUMP")) + std::to_string(dumped++) + ".smt2";
 			FILE *fp = fopen(name.c_str(), "w");
 			fputs(solver_->to_smt2().c_str(), fp);
@@ -288,8 +295,13 @@ bool Explorer::feasible(const z3::expr &f, unsigned budget)
 // its value in the model, where sat.
 z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uint64_t *value)
 {
+	static const bool trace = getenv("FL_SYM_TRACE");
 	if (!probe) {  /* most checks: the incremental solver, on a small budget */
+		auto t0 = std::chrono::steady_clock::now();
 		z3::check_result r = solver_->check();
+		if (trace)
+			fprintf(stderr, "  incremental %s %.1f ms\n", r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown",
+				std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 		if (r != z3::unknown)
 			return r;
 	}
@@ -329,7 +341,8 @@ void Explorer::start_run()
 	if (!solver_) {
 		solver_.emplace(session().c);
 		z3::params p(session().c);
-		p.set("rlimit", 400'000u);
+		static const unsigned inc = getenv("FL_SYM_INC_RLIMIT") ? (unsigned)atoi(getenv("FL_SYM_INC_RLIMIT")) : 400'000u;
+		p.set("rlimit", inc);
 		solver_->set(p);
 		solver_->add(session().domain_formula());
 	}
@@ -389,6 +402,34 @@ bool Explorer::decide(z3::expr cond, const void *site)
 	static const bool trace = getenv("FL_SYM_TRACE");
 	if (trace)
 		fprintf(stderr, "decide #%zu site %p %s\n", pos_, site, cond.to_string().substr(0, 200).c_str());
+	bool d = choose(cond);
+	narrow(cond, d);
+	if (active_ && site == active_->site && pending_check_) {
+		// the generic visit: an exit goes on; going on again is subsumed,
+		// once the next trip is known not to wrap. FL_SYM_WRAP_FORK: where
+		// it may, that is a decision of its own whose other way runs the
+		// next trips as they are (exact, but v3 64 4k direct then took more
+		// than 6 minutes of CPU where the cut took 3)
+		if (d == last_dir_[site]) {
+			z3::expr no_wrap = *pending_check_;
+			static const bool fork = getenv("FL_SYM_WRAP_FORK");
+			if (valid(no_wrap) || (fork && choose(no_wrap)))
+				throw PathEnd{Path::subsumed, ""};
+			if (!fork)
+				throw PathEnd{Path::cut, "loop: a carried value may wrap in a later trip"};
+		}
+		pending_check_.reset();
+		active_.reset();
+		return d;
+	}
+	after_decision(cond, site, d);
+	return d;
+}
+
+// The decision on cond: the prefix's, or (new) each feasible way, the
+// other one left to a later run; then on the path.
+bool Explorer::choose(const z3::expr &cond)
+{
 	bool d;
 	if (pos_ < prefix_.size()) {
 		d = prefix_[pos_];
@@ -409,20 +450,6 @@ bool Explorer::decide(z3::expr cond, const void *site)
 	}
 	pos_++;
 	assume(d ? cond : !cond);
-	narrow(cond, d);
-	if (active_ && site == active_->site && pending_check_) {
-		// the generic visit: an exit goes on; going on again is subsumed,
-		// once the next trip is known not to wrap
-		if (d == last_dir_[site]) {
-			if (!valid(*pending_check_))
-				throw PathEnd{Path::cut, "loop: a carried value may wrap in a later trip"};
-			throw PathEnd{Path::subsumed, ""};
-		}
-		pending_check_.reset();
-		active_.reset();
-		return d;
-	}
-	after_decision(cond, site, d);
 	return d;
 }
 
@@ -536,6 +563,67 @@ uint64_t Explorer::concretize(const z3::expr &e)
 	return v;
 }
 
+// The wrap's amount the path forces, decided on the incremental solver's
+// small budget (unknown: the mod stays), once per path condition (by its
+// terms' ids): a run replaying the decisions computes the same terms.
+std::optional<int> Explorer::wrap_shift(const z3::expr &e, unsigned n)
+{
+	if (!solver_)
+		return std::nullopt;
+	std::pair<std::vector<unsigned>, unsigned> key{{}, e.id()};
+	for (const z3::expr &f : pc_)
+		key.first.push_back(f.id());
+	auto hit = wraps_.find(key);
+	if (hit != wraps_.end())
+		return hit->second;
+	std::optional<int> out;
+	z3::expr top = int_of(pow2(n));
+	auto in = [&](int k) {
+		z3::expr lo = k < 0 ? -int_of((u128)-k * pow2(n)) : int_of((u128)k * pow2(n));
+		return e >= lo && e < lo + top;
+	};
+	uint64_t witness_k = 0;
+	bool got = false;
+	solver_calls++;
+	solver_->push();
+	solver_->add(purified(!in(0)));
+	z3::check_result r = solver_->check();
+	if (r == z3::unsat) {
+		out = 0;
+	} else if (r == z3::sat) {
+		z3::expr v = solver_->get_model().eval(session().purify(e), true);
+		std::string d = v.is_numeral() ? v.get_decimal_string(0) : "";
+		if (!d.empty()) {
+			bool neg = d[0] == '-';
+			u128 a = 0;
+			for (char ch : d.substr(neg ? 1 : 0))
+				a = a * 10 + (u128)(ch - '0');
+			/* floor(v / 2^n) */
+			i128 k = neg ? -(i128)((a + pow2(n) - 1) / pow2(n)) : (i128)(a / pow2(n));
+			if (k >= -2 && k <= 2) {
+				witness_k = (uint64_t)(int64_t)k;
+				got = true;
+			}
+		}
+	}
+	solver_->pop();
+	if (!out && got) {
+		int k = (int)(int64_t)witness_k;
+		solver_calls++;
+		solver_->push();
+		solver_->add(purified(!in(k)));
+		if (solver_->check() == z3::unsat)
+			out = k;
+		solver_->pop();
+	}
+	keep_.push_back(e);
+	keep_.insert(keep_.end(), pc_.begin(), pc_.end());
+	wraps_.emplace(std::move(key), out);
+	if (getenv("FL_SYM_TRACE"))
+		fprintf(stderr, "  wrap %s: %s\n", e.to_string().substr(0, 120).c_str(), out ? std::to_string(*out).c_str() : "mod");
+	return out;
+}
+
 bool Explorer::prior_pte()
 {
 	if (!session().prior_ptes)
@@ -597,8 +685,13 @@ void Explorer::loop_head(const z3::expr &cond, const void *site)
 	for (const Plan &plan : plans_)
 		if (plan.site == site)
 			return;  /* planned: after_decision acts on it */
+	static const unsigned unroll = getenv("FL_SYM_UNROLL") ? (unsigned)atoi(getenv("FL_SYM_UNROLL")) : 0;
 	std::vector<Saved> now = snapshot();
 	auto last = last_.find(site);
+	if (last != last_.end() && visit <= unroll) {  /* unrolled so far */
+		last->second = std::move(now);
+		return;
+	}
 	if (last == last_.end()) {
 		last_[site] = std::move(now);
 		return;

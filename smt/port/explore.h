@@ -13,7 +13,15 @@
 // for a fresh m >= 1, standing for any later trip. One generic trip runs,
 // and at the next visit the explorer checks that it moved x by the same
 // deltas and ends the path (subsumed: every later trip is that trip with a
-// larger m). The conditions of the trips in between are dropped, an
+// larger m) where no carried value wraps in the next trip; where one may
+// (v3's window at vm_pgoff near ULONG_MAX) the path is cut, or, with
+// FL_SYM_WRAP_FORK, that is a decision of its own whose other way runs the
+// next trips as they are (C's wrap), unaccelerated (exact, but slow).
+//
+// A C wrap (symbolic/word.h) the Words' bounds cannot rule out asks the
+// path's condition first (wrap_shift): where it forces the value into
+// [0, 2^n) (or one period off), the value stays a linear form without the
+// mod, which keeps the window's clamps and the checks after them small. The conditions of the trips in between are dropped, an
 // over-approximation: a proof stays a proof, and every counterexample is
 // replayed on the concrete port (smt/replay.cpp).
 #pragma once
@@ -140,6 +148,7 @@ public:
 	bool decide(z3::expr cond, const void *site);
 	uint64_t concretize(const z3::expr &e);
 	bool prior_pte();
+	std::optional<int> wrap_shift(const z3::expr &e, unsigned n);
 	void saw(Event e) { events_.push_back(std::move(e)); }
 
 private:
@@ -170,6 +179,7 @@ private:
 
 	void run_all(const std::function<void()> &body, const std::function<void(Path)> &finish);
 	void start_run();
+	bool choose(const z3::expr &cond);
 	bool feasible(const z3::expr &f, unsigned budget = 20'000'000);
 	bool valid(const z3::expr &f) { return !feasible(!f); }
 	void assume(const z3::expr &f);
@@ -211,6 +221,9 @@ private:
 	std::optional<Active> active_;                          // per run
 	std::optional<z3::expr> pending_check_;                 // per run: the generic visit's
 	std::map<const void *, bool> last_dir_;                 // per run
+	// wrap_shift's answers by (the path condition's terms, the term)
+	std::map<std::pair<std::vector<unsigned>, unsigned>, std::optional<int>> wraps_;
+	std::vector<z3::expr> keep_;  // the terms wraps_ names by id
 };
 
 }  // namespace fl::sym

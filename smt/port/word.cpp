@@ -135,6 +135,17 @@ Val bounded(Val v, i128 lo, i128 hi, unsigned n)
 		}
 		v = flat;
 	}
+	// the path may force the wrap's amount: then the value is a form
+	// again (no mod), which keeps the solver's queries linear and small
+	if (std::optional<int> k = wrap_shift(v.expr(), n)) {
+		Val f = combine(v, num(0, n), 1);
+		f.c -= (i128)*k * (i128)pow2(n);
+		Range fr = range(f);
+		f.lo = (u128)std::max<i128>(fr.lo, 0);
+		f.hi = (u128)std::min<i128>(fr.hi, (i128)pow2(n) - 1);
+		if (f.lo <= f.hi)
+			return f;
+	}
 	Val out = term(z3::mod(v.expr(), int_of(pow2(n))), 0, pow2(n) - 1, std::min(tz_of(v), n));
 	out.a[0].inner = std::make_shared<const Val>(v);
 	out.a[0].wrapped = n;

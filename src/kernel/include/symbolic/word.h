@@ -49,6 +49,11 @@ z3::expr product(const Factor &x, const Factor &y);
 // The port hit BUG_ON: the path ends there.
 [[noreturn]] void bug(const char *file, int line);
 [[noreturn]] void unsupported(const char *what);
+// C's wrap of e to n bits, where the bounds cannot rule it out: the
+// amount k * 2^n the path's condition forces e - k * 2^n into [0, 2^n)
+// with (k = 0: no wrap at all), if the explorer can tell it at once;
+// nullopt: the wrap is written as a mod
+std::optional<int> wrap_shift(const z3::expr &e, unsigned n);
 
 using i128 = __int128;
 

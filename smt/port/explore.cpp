@@ -310,7 +310,6 @@ z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uin
 		text.add(a);
 	if (probe)
 		text.add(session().c.int_const("fl!probe") == session().purify(*probe));
-	if (getenv("FL_SYM_LAST")) { FILE *fp = fopen(getenv("FL_SYM_LAST"), "w"); fputs(text.to_smt2().c_str(), fp); fclose(fp); }
 	z3::context fresh;
 	z3::solver s(fresh);
 	s.add(fresh.parse_string(text.to_smt2().c_str()));

@@ -111,15 +111,12 @@ Outcome solve(Query &q, unsigned timeout_ms, const std::vector<z3::expr> &extra 
 		/* a solver per check, without push: Z3 then preprocesses the
 		   whole problem (solve-eqs on the purified definitions) */
 		z3::solver s(c);
-		z3::params p(c);
-		p.set("timeout", timeout_ms);
-		s.set(p);
 		for (const z3::expr &e : common)
 			s.add(e);
 		for (const z3::expr &d : q.session->defs)  /* after purify: its definitions */
 			s.add(d);
 		s.add(part);
-		z3::check_result r = fl::sym::check_portfolio(s, kRlimit);
+		z3::check_result r = fl::sym::check_portfolio(s, kRlimit, timeout_ms);
 		if (r == z3::sat) {
 			o = {r, 0, s.get_model()};
 			break;

@@ -62,18 +62,24 @@ bool same(const Val &a, const Val &b)
 
 // --- Session ---
 
-z3::check_result check_portfolio(z3::solver &s, unsigned rlimit)
+z3::check_result check_portfolio(z3::solver &s, unsigned rlimit, unsigned timeout_ms)
 {
-	for (unsigned budget : {rlimit / 8, rlimit})
-		for (unsigned core : {2u, 6u}) {
-			z3::params p(s.ctx());
-			p.set("rlimit", budget);
-			p.set("arith.solver", core);
-			s.set(p);
-			z3::check_result r = s.check();
-			if (r != z3::unknown)
-				return r;
-		}
+	// the newer core does not always stop at its rlimit: a wall-clock
+	// guard on its small-budget try (an answer, when one comes, is an
+	// answer whichever core gave it; only "unknown" could depend on time)
+	struct Try {
+		unsigned budget, core, guard_ms;
+	};
+	for (Try t : {Try{rlimit / 8, 2, 0}, Try{rlimit / 8, 6, 2000}, Try{rlimit, 2, 0}, Try{rlimit, 6, 0}}) {
+		z3::params p(s.ctx());
+		p.set("rlimit", t.budget);
+		p.set("arith.solver", t.core);
+		p.set("timeout", t.guard_ms ? std::min(t.guard_ms, timeout_ms) : timeout_ms);
+		s.set(p);
+		z3::check_result r = s.check();
+		if (r != z3::unknown)
+			return r;
+	}
 	return z3::unknown;
 }
 

@@ -85,8 +85,9 @@ Session &session();
 // s.check() within a deterministic budget: Z3 4.8's two arithmetic cores
 // each wander on some of these linear queries that the other decides in
 // milliseconds (the older one on the explorer's branch checks, the newer
-// one on some window queries), so both, first on an eighth of the budget
-z3::check_result check_portfolio(z3::solver &s, unsigned rlimit);
+// one on some window queries), so both, first on an eighth of the budget;
+// timeout_ms: a wall-clock guard on each try
+z3::check_result check_portfolio(z3::solver &s, unsigned rlimit, unsigned timeout_ms = UINT32_MAX);
 
 // What a run saw the port do, in order: a PTE installed (user address, the
 // page's area id or -1 for the direct map, its index there), an

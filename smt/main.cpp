@@ -48,7 +48,7 @@ const char *kAssumeText[] = {
 int usage(const char *msg)
 {
 	std::fprintf(stderr, "faultline-prove: %s\nusage: faultline-prove [--patch pre|v1|v2|v3] "
-			     "[--arch 32|64] [--obligation 1-7] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose]\n",
+			     "[--arch 32|64] [--page 4k|64k] [--obligation 1-7] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose]\n",
 		     msg);
 	return 2;
 }
@@ -197,7 +197,7 @@ std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 int main(int argc, char **argv)
 {
 	std::optional<Patch> patch;
-	std::optional<unsigned> bits;
+	std::optional<unsigned> bits, shift;
 	int obligation = 0;
 	std::string emit_dir, expected_path = FL_SMT_DIR "/expected";
 	bool verbose = false, emit_only = false;
@@ -220,6 +220,11 @@ int main(int argc, char **argv)
 			if (!v || (std::strcmp(v, "32") && std::strcmp(v, "64")))
 				return usage("--arch wants 32 or 64");
 			bits = (unsigned)std::atoi(v);
+		} else if (a == "--page") {
+			const char *v = arg();
+			if (!v || (std::strcmp(v, "4k") && std::strcmp(v, "64k")))
+				return usage("--page wants 4k or 64k");
+			shift = std::strcmp(v, "4k") ? 16u : 12u;
 		} else if (a == "--assume") {  /* one front door's rows (debugging) */
 			const char *v = arg();
 			if (!v)
@@ -276,7 +281,7 @@ int main(int argc, char **argv)
 	std::printf("%-2s %-5s %-4s %-4s %-8s %-22s %8s %6s  %s\n", "ob", "level", "arch", "page", "assume", "result",
 		    "time", "paths", "replay / expected");
 	for (const Setup &st : all_setups()) {
-		if ((obligation && st.obligation != obligation) || (bits && st.bits != *bits) ||
+		if ((obligation && st.obligation != obligation) || (bits && st.bits != *bits) || (shift && st.shift != *shift) ||
 		    (patch && st.level && *st.level != *patch) ||
 		    (!only_assume.empty() && only_assume != to_string(st.assume)))
 			continue;

@@ -210,7 +210,11 @@ uint64_t concretize(const z3::expr &e) { return explorer().concretize(e); }
 
 std::optional<int> wrap_shift(const z3::expr &e, unsigned n)
 {
-	if (!g_explorer || !g_session)
+	// UNSOUND somewhere (docs pending): with the test-only plant
+	// linear_index_u32, obligation 5 at 64 bits is proved with it and
+	// refuted without it, so it stays off unless FL_SYM_WRAP_SHIFT=1
+	static const bool on = getenv("FL_SYM_WRAP_SHIFT");
+	if (!on || !g_explorer || !g_session)
 		return std::nullopt;
 	return g_explorer->wrap_shift(e, n);
 }

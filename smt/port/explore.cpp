@@ -210,11 +210,7 @@ uint64_t concretize(const z3::expr &e) { return explorer().concretize(e); }
 
 std::optional<int> wrap_shift(const z3::expr &e, unsigned n)
 {
-	// UNSOUND somewhere (docs pending): with the test-only plant
-	// linear_index_u32, obligation 5 at 64 bits is proved with it and
-	// refuted without it, so it stays off unless FL_SYM_WRAP_SHIFT=1
-	static const bool on = getenv("FL_SYM_WRAP_SHIFT");
-	if (!on || !g_explorer || !g_session)
+	if (!g_explorer || !g_session)
 		return std::nullopt;
 	return g_explorer->wrap_shift(e, n);
 }
@@ -579,9 +575,10 @@ std::optional<int> Explorer::wrap_shift(const z3::expr &e, unsigned n)
 {
 	if (!solver_)
 		return std::nullopt;
-	std::pair<std::vector<unsigned>, unsigned> key{{}, e.id()};
+	/* the width is part of the key: a term that does not wrap mod 2^64 may wrap mod 2^32 */
+	std::tuple<std::vector<unsigned>, unsigned, unsigned> key{{}, e.id(), n};
 	for (const z3::expr &f : pc_)
-		key.first.push_back(f.id());
+		std::get<0>(key).push_back(f.id());
 	auto hit = wraps_.find(key);
 	if (hit != wraps_.end())
 		return hit->second;

@@ -35,6 +35,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "symbolic/word.h"
@@ -223,7 +224,8 @@ private:
 	std::optional<z3::expr> pending_check_;                 // per run: the generic visit's
 	std::map<const void *, bool> last_dir_;                 // per run
 	// wrap_shift's answers by (the path condition's terms, the term)
-	std::map<std::pair<std::vector<unsigned>, unsigned>, std::optional<int>> wraps_;
+	// by (the path condition's term ids, the term's id, the width n)
+	std::map<std::tuple<std::vector<unsigned>, unsigned, unsigned>, std::optional<int>> wraps_;
 	std::vector<z3::expr> keep_;  // the terms wraps_ names by id
 };
 

@@ -13,6 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <memory>
+#include <optional>
+
+#include "check/workspace.h"
 #include "fuzz_config.h"
 #include "sim/machine.h"
 
@@ -122,7 +126,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (in.len_pages >> (long_bits - in.page_shift))
 		return 0;
 
-	auto m = fl::make_machine(c);
+	// The thread's machine for this configuration, restored to its fresh
+	// state (check/workspace.h), or a new one under FL_MACHINE_REUSE=0.
+	std::unique_ptr<fl::Machine> fresh;
+	std::optional<fl::Workspace::Session> session;
+	fl::Machine *m;
+	if (fl::Workspace *ws = fl::Workspace::of(c, false))
+		m = &session.emplace(*ws).test();
+	else
+		m = (fresh = fl::make_machine(c)).get();
 	fl::MapSpec spec;
 	spec.value_size = in.value_size;
 	spec.max_entries = in.max_entries;

@@ -2,7 +2,9 @@
 // Fuzz target `program`: bytes -> Program (the binary decoding) -> run on the
 // build's configuration in lockstep with `pre` at the same width, page size
 // and door. Aborts, naming the invariant, on a violation or an unexpected
-// difference. No state survives an input (a fresh machine per run).
+// difference. No state survives an input: the thread's Workspace restores
+// its machines to their state right after construction before every run
+// (check/workspace.h; FL_MACHINE_REUSE=0: a fresh pair per run).
 //
 // Built with a config ending in "threads" (the fixed kernel) or a historical
 // level ("v2/arch64/4k/anon/mask/toctou_2021"), it is the interleaving
@@ -21,6 +23,7 @@
 #include "check/interleave/explore.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
+#include "check/workspace.h"
 #include "fuzz_config.h"
 
 namespace {
@@ -67,7 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fl::fuzz::build_concurrent())
 		return concurrent(data, size);
 	fl::Program p = fl::decode_program(data, size);
-	fl::RunReport r = fl::run_differential(p, fl::fuzz::build_config());
+	static fl::Workspace *const ws = fl::Workspace::of(fl::fuzz::build_config());
+	fl::RunReport fresh;
+	const fl::RunReport &r = ws ? ws->run_in_arena(p) : (fresh = fl::run_differential(p, fl::fuzz::build_config()));
 	if (r.verdict.kind == fl::Verdict::ok)
 		return 0;
 	std::fprintf(stderr, "faultline: verdict: %s: %s\n%s", r.verdict.str().c_str(), r.verdict.detail.c_str(),

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "base/arena.h"
+
 namespace fl::sched {
 
 namespace {
@@ -21,6 +23,7 @@ std::vector<TlsSlot> &tls_slots()
 const Label &wait_label(const Label &l)
 {
 	thread_local std::vector<const Label *> cache;
+	arena::Pause heap;  /* process state: never in a machine's arena */
 	if (cache.size() <= l.id)
 		cache.resize(l.id + 1);
 	if (!cache[l.id])
@@ -55,6 +58,7 @@ void set_pair_hook(PairHook h)
 
 void register_tls_slot(TlsSlot s)
 {
+	arena::Pause heap;  /* process state: never in a machine's arena */
 	tls_slots().push_back(s);
 }
 

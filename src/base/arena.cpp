@@ -70,7 +70,7 @@ constexpr size_t kHeader = 0;
 constexpr size_t kMaxArenas = 256;
 std::atomic<Arena *> g_arenas[kMaxArenas];
 std::atomic<size_t> g_count{0};
-thread_local Arena *tl_active = nullptr;  // the arena operator new uses now
+using detail::tl_active;                   // the arena operator new uses now
 thread_local Arena *tl_own = nullptr;     // this thread's arena, if any
 
 Arena *owner_of(const void *p)
@@ -215,7 +215,6 @@ Scope::Scope(Arena &a) : prev_(tl_active) { tl_active = &a; }
 Scope::~Scope() { tl_active = prev_; }
 Pause::Pause() : prev_(tl_active) { tl_active = nullptr; }
 Pause::~Pause() { tl_active = prev_; }
-bool active() { return tl_active != nullptr; }
 bool owned(const void *p) { return owner_of(p) != nullptr; }
 
 }  // namespace fl::arena
@@ -226,7 +225,7 @@ namespace {
 
 void *allocate(std::size_t n, std::size_t align)
 {
-	if (fl::arena::Arena *a = fl::arena::tl_active)
+	if (fl::arena::Arena *a = fl::arena::detail::tl_active)
 		if (void *p = a->alloc(n, align))
 			return p;
 	void *p = align > 16 ? std::aligned_alloc(align, (n + align - 1) / align * align) : std::malloc(n ? n : 1);

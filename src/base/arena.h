@@ -102,7 +102,10 @@ private:
 };
 
 // Whether operator new on this thread goes to an arena now.
-bool active();
+namespace detail {
+inline thread_local Arena *tl_active = nullptr;
+}  // namespace detail
+inline bool active() { return detail::tl_active != nullptr; }
 // Whether p is in any thread's arena.
 bool owned(const void *p);
 

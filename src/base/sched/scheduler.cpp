@@ -10,7 +10,7 @@ namespace fl::sched {
 
 namespace {
 
-thread_local Scheduler *tl_active = nullptr;
+using detail::tl_active;
 PairHook g_pair_hook = nullptr;
 
 std::vector<TlsSlot> &tls_slots()
@@ -62,10 +62,6 @@ void register_tls_slot(TlsSlot s)
 	tls_slots().push_back(s);
 }
 
-Scheduler *active()
-{
-	return tl_active;
-}
 
 struct Scheduler::Lock {
 	const void *obj;

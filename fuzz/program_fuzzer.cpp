@@ -65,12 +65,31 @@ int concurrent(const uint8_t *data, size_t size)
 
 }  // namespace
 
+// Before the first input (libFuzzer, and AFL++'s driver before its fork
+// server): the workspace is built, and a few Programs run on it, so that
+// what happens once per process (building the machines, first uses of
+// function-local statics) is not part of any input's run: the same input
+// takes the same edges every time (AFL++ stability).
+extern "C" int LLVMFuzzerInitialize(int *, char ***)
+{
+	if (fl::fuzz::build_concurrent())
+		return 0;
+	if (fl::Workspace *ws = fl::Workspace::of(fl::fuzz::build_config()))
+		for (uint8_t seed = 0; seed < 64; seed++) {
+			uint8_t bytes[48];
+			for (size_t i = 0; i < sizeof bytes; i++)
+				bytes[i] = uint8_t(seed * 37 + i * 101);
+			ws->run_in_arena(fl::decode_program(bytes, sizeof bytes));  // verdicts ignored
+		}
+	return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (fl::fuzz::build_concurrent())
 		return concurrent(data, size);
 	fl::Program p = fl::decode_program(data, size);
-	static fl::Workspace *const ws = fl::Workspace::of(fl::fuzz::build_config());
+	fl::Workspace *ws = fl::Workspace::of(fl::fuzz::build_config());
 	fl::RunReport fresh;
 	const fl::RunReport &r = ws ? ws->run_in_arena(p) : (fresh = fl::run_differential(p, fl::fuzz::build_config()));
 	if (r.verdict.kind == fl::Verdict::ok)

@@ -16,6 +16,7 @@
 // label-anchored schedule it took, replayed once first.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "base/sched/strategy.h"
@@ -88,10 +89,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (fl::fuzz::build_concurrent())
 		return concurrent(data, size);
+	// Everything from the decoding on lives in the workspace's arena (no
+	// malloc per input), until the next input's session drops it.
+	std::optional<fl::Workspace::Session> session;
+	if (fl::Workspace *ws = fl::Workspace::of(fl::fuzz::build_config()))
+		session.emplace(*ws);
 	fl::Program p = fl::decode_program(data, size);
-	fl::Workspace *ws = fl::Workspace::of(fl::fuzz::build_config());
-	fl::RunReport fresh;
-	const fl::RunReport &r = ws ? ws->run_in_arena(p) : (fresh = fl::run_differential(p, fl::fuzz::build_config()));
+	const fl::RunReport r = session ? fl::run_differential(p, session->test(), session->reference())
+					: fl::run_differential(p, fl::fuzz::build_config());
 	if (r.verdict.kind == fl::Verdict::ok)
 		return 0;
 	std::fprintf(stderr, "faultline: verdict: %s: %s\n%s", r.verdict.str().c_str(), r.verdict.detail.c_str(),

@@ -346,7 +346,7 @@ inline ulong get_vm_area_size(const vm_struct *area)
 struct task_struct {
 	mm_struct *mm = nullptr;
 };
-extern thread_local task_struct *current;
+extern thread_local constinit task_struct *current;
 
 // Per-machine kernel globals: the vmalloc space, the direct map, counters.
 struct kernel_globals {
@@ -376,7 +376,7 @@ inline bool kasan_check_vma(const vm_area_struct *vma, const char *where)
 		kasan_report("slab-use-after-free of a vm_area_struct", where);
 	return !vma->kasan_freed;
 }
-extern thread_local kernel_globals *kg;
+extern thread_local constinit kernel_globals *kg;
 inline void page_counts_changed(page_counts *pc)
 {
 	if (kg && !pc->inv_dirty.listed())

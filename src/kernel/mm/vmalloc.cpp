@@ -10,9 +10,9 @@
 
 namespace fl::FL_ARCH_NS {
 
-thread_local kernel_globals *kg;
-thread_local const kernel_config *kcfg;
-thread_local task_struct *current;
+constinit thread_local kernel_globals *kg = nullptr;
+constinit thread_local const kernel_config *kcfg = nullptr;
+constinit thread_local task_struct *current = nullptr;
 
 // mm/page_alloc.c: __free_pages on the last reference.
 void put_page(page *p)

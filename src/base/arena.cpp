@@ -211,10 +211,8 @@ Arena &thread_arena()
 	return *tl_own;
 }
 
-Scope::Scope(Arena &a) : prev_(tl_active) { tl_active = &a; }
+Scope::Scope(Arena *a) : prev_(tl_active) { tl_active = a; }
 Scope::~Scope() { tl_active = prev_; }
-Pause::Pause() : prev_(tl_active) { tl_active = nullptr; }
-Pause::~Pause() { tl_active = prev_; }
 bool owned(const void *p) { return owner_of(p) != nullptr; }
 
 }  // namespace fl::arena

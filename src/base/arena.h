@@ -76,10 +76,11 @@ private:
 // The calling thread's arena (created on first use).
 Arena &thread_arena();
 
-// While a Scope lives, operator new on this thread allocates from the arena.
+// While a Scope lives, operator new on this thread allocates from `a`, or
+// from the heap when a is null (even inside another Scope).
 class Scope {
 public:
-	explicit Scope(Arena &a);
+	explicit Scope(Arena *a);
 	~Scope();
 	Scope(const Scope &) = delete;
 	Scope &operator=(const Scope &) = delete;
@@ -88,17 +89,11 @@ private:
 	Arena *prev_;
 };
 
-// While a Pause lives, operator new on this thread uses the heap even inside
-// a Scope: for state that outlives the runs (registries, caches).
-class Pause {
+// The heap even inside a Scope: for state that outlives the runs
+// (registries, caches).
+class Pause : public Scope {
 public:
-	Pause();
-	~Pause();
-	Pause(const Pause &) = delete;
-	Pause &operator=(const Pause &) = delete;
-
-private:
-	Arena *prev_;
+	Pause() : Scope(nullptr) {}
 };
 
 // Whether operator new on this thread goes to an arena now.

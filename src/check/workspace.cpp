@@ -37,7 +37,7 @@ Workspace::Workspace(const Config &cfg, bool reference) : cfg_(cfg)
 	arena::Arena &a = arena::thread_arena();
 	a.begin_freeze();
 	{
-		arena::Scope in(a);
+		arena::Scope in(&a);
 		test_ = make_machine(cfg).release();
 		if (reference)
 			ref_ = make_machine(reference_config(cfg)).release();

@@ -30,7 +30,7 @@ public:
 	// goes to the arena (and the next restore drops it). Not nested.
 	class Session {
 	public:
-		explicit Session(Workspace &w) : w_(w.restored()), scope_(arena::thread_arena()) {}
+		explicit Session(Workspace &w) : w_(w.restored()), scope_(&arena::thread_arena()) {}
 		Machine &test() { return *w_.test_; }
 		Machine *reference() { return w_.ref_; }  // at reference_config(); null at pre
 	private:

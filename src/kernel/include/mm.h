@@ -13,6 +13,7 @@
 #include "base/slab.h"
 #include "base/stats.h"
 #include "locking.h"
+#include "page_index.h"
 #include "pgtable.h"
 
 namespace fl::FL_ARCH_NS {
@@ -318,9 +319,8 @@ inline void fdput(struct fd f)
 }
 
 // Not kernel: an area's (or the direct map's) struct pages by index, created
-// on first use; the hash nodes come from the slab like the pages.
-using page_index_map = std::unordered_map<ulong, std::unique_ptr<page>, std::hash<ulong>, std::equal_to<ulong>,
-					  slab::Allocator<std::pair<const ulong, std::unique_ptr<page>>>>;
+// on first use (page_index.h).
+using page_index_map = page_index<page>;
 
 // include/linux/vmalloc.h: struct vm_struct flags.
 constexpr ulong VM_IOREMAP = 0x1, VM_ALLOC = 0x2, VM_MAP = 0x4, VM_USERMAP = 0x8,
@@ -346,7 +346,7 @@ inline ulong get_vm_area_size(const vm_struct *area)
 struct task_struct {
 	mm_struct *mm = nullptr;
 };
-extern thread_local task_struct *current;
+extern thread_local constinit task_struct *current;
 
 // Per-machine kernel globals: the vmalloc space, the direct map, counters.
 struct kernel_globals {
@@ -376,7 +376,7 @@ inline bool kasan_check_vma(const vm_area_struct *vma, const char *where)
 		kasan_report("slab-use-after-free of a vm_area_struct", where);
 	return !vma->kasan_freed;
 }
-extern thread_local kernel_globals *kg;
+extern thread_local constinit kernel_globals *kg;
 inline void page_counts_changed(page_counts *pc)
 {
 	if (kg && !pc->inv_dirty.listed())

@@ -7,7 +7,8 @@
 # with --afl the binaries are AFL++ builds (persistent mode through
 # libAFLDriver, one "\0" seed) and the AFL++ stability of each run follows.
 # A libFuzzer run that stops at a finding is run again in fork mode
-# (-fork=1 -ignore_crashes=1), marked "(fork)".
+# (-fork=1 -ignore_crashes=1), marked "(fork)": executions per second of
+# wall clock, restarts after each finding included.
 #
 #   fuzz/bench_exec.sh [--afl] SECONDS DIR_A DIR_B TARGET...   (e.g. build/fuzz/libfuzzer)
 set -euo pipefail
@@ -49,7 +50,10 @@ for t in "$@"; do
 				rm -rf "$work/corpus" "$work/arts" && mkdir "$work/corpus" "$work/arts"
 				out=$(taskset -c 0 "$dir/$t" -dict="$dict" -max_total_time="$secs" -seed=1 -fork=1 \
 					-ignore_crashes=1 -artifact_prefix="$work/arts/" "$work/corpus" 2>&1 || true)
-				rate[$side]="$(sed -n 's/.*exec\/s:* \([0-9]*\).*/\1/p' <<<"$out" | tail -1) (fork)"
+				# (its own exec/s field is per job, 0 when jobs are short:
+				# executions over seconds from its last "#N: ... time: Ts")
+				rate[$side]="$(sed -n 's/^#\([0-9]*\): .* time: \([0-9]*\)s.*/\1 \2/p' <<<"$out" | tail -1 |
+					awk '$2 > 0 { printf "%d", $1 / $2 }') (fork)"
 			fi
 		fi
 	done

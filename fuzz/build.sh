@@ -12,6 +12,10 @@
 # arena-pre-arch64-anon-<arena level> and buddy-<libarena level> (issue 14),
 # built only when named in FL_FUZZ_TARGETS ("arena:pre/arch64/4k/anon/mask/fork_uaf",
 # "buddy:ret_overwrite").
+#
+#   FL_FUZZ_COVERAGE  "scoped" (default): coverage instrumentation only where
+#                     fuzz/coverage.allowlist says (the port and the machine);
+#                     "all": every file, as before. Sanitizers are everywhere.
 set -euo pipefail
 SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
 : "${CXX:=clang++-14}"
@@ -20,6 +24,7 @@ SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
 : "${OUT:=$SRC_DIR/build/fuzz/libfuzzer}"
 : "${WORK:=$OUT/.work}"
 JOBS=$(nproc)
+: "${FL_FUZZ_COVERAGE:=scoped}"
 
 all_targets() {
 	for patch in pre v1 v2 v3; do
@@ -32,6 +37,23 @@ all_targets() {
 TARGETS=${FL_FUZZ_TARGETS:-$(all_targets)}
 
 mkdir -p "$OUT" "$WORK"
+# Coverage only where it guides the search (fuzz/coverage.allowlist): clang's
+# sanitizer coverage takes the list as it is; AFL++'s pass reads it from
+# AFL_LLVM_ALLOWLIST, where a fun: line would match every function.
+if [ "$FL_FUZZ_COVERAGE" = scoped ]; then
+	case "$(basename "$CXX")" in
+	afl-*)
+		grep -v '^fun:' "$SRC_DIR/fuzz/coverage.allowlist" >"$WORK/afl.allowlist"
+		export AFL_LLVM_ALLOWLIST="$WORK/afl.allowlist" ;;
+	*) CXXFLAGS="$CXXFLAGS -fsanitize-coverage-allowlist=$SRC_DIR/fuzz/coverage.allowlist" ;;
+	esac
+fi
+# Objects are reused only if built with the same compiler, flags and list.
+stamp="$CXX $CXXFLAGS ${AFL_LLVM_CMPLOG:-} ${AFL_LLVM_ALLOWLIST:+$(cksum <"$AFL_LLVM_ALLOWLIST")} $(cksum <"$SRC_DIR/fuzz/coverage.allowlist")"
+if [ "$(cat "$WORK/flags" 2>/dev/null)" != "$stamp" ]; then
+	rm -f "$WORK"/*.o "$WORK/libfaultline.a"
+	printf '%s\n' "$stamp" >"$WORK/flags"
+fi
 # The interleaving scheduler's fibers: Boost.Context when installed (as the
 # CMake build does), glibc ucontext otherwise.
 FIBER_FLAGS="" FIBER_LIBS=""

@@ -2,7 +2,9 @@
 // Fuzz target `program`: bytes -> Program (the binary decoding) -> run on the
 // build's configuration in lockstep with `pre` at the same width, page size
 // and door. Aborts, naming the invariant, on a violation or an unexpected
-// difference. No state survives an input (a fresh machine per run).
+// difference. No state survives an input: the thread's Workspace restores
+// its machines to their state right after construction before every run
+// (check/workspace.h; FL_MACHINE_REUSE=0: a fresh pair per run).
 //
 // Built with a config ending in "threads" (the fixed kernel) or a historical
 // level ("v2/arch64/4k/anon/mask/toctou_2021"), it is the interleaving
@@ -14,6 +16,7 @@
 // label-anchored schedule it took, replayed once first.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "base/sched/strategy.h"
@@ -21,6 +24,7 @@
 #include "check/interleave/explore.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
+#include "check/workspace.h"
 #include "fuzz_config.h"
 
 namespace {
@@ -62,12 +66,37 @@ int concurrent(const uint8_t *data, size_t size)
 
 }  // namespace
 
+// Before the first input (libFuzzer, and AFL++'s driver before its fork
+// server): the workspace is built, and a few Programs run on it, so that
+// what happens once per process (building the machines, first uses of
+// function-local statics) is not part of any input's run: the same input
+// takes the same edges every time (AFL++ stability).
+extern "C" int LLVMFuzzerInitialize(int *, char ***)
+{
+	if (fl::fuzz::build_concurrent())
+		return 0;
+	if (fl::Workspace *ws = fl::Workspace::of(fl::fuzz::build_config()))
+		for (uint8_t seed = 0; seed < 64; seed++) {
+			uint8_t bytes[48];
+			for (size_t i = 0; i < sizeof bytes; i++)
+				bytes[i] = uint8_t(seed * 37 + i * 101);
+			ws->run_in_arena(fl::decode_program(bytes, sizeof bytes));  // verdicts ignored
+		}
+	return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (fl::fuzz::build_concurrent())
 		return concurrent(data, size);
+	// Everything from the decoding on lives in the workspace's arena (no
+	// malloc per input), until the next input's session drops it.
+	std::optional<fl::Workspace::Session> session;
+	if (fl::Workspace *ws = fl::Workspace::of(fl::fuzz::build_config()))
+		session.emplace(*ws);
 	fl::Program p = fl::decode_program(data, size);
-	fl::RunReport r = fl::run_differential(p, fl::fuzz::build_config());
+	const fl::RunReport r = session ? fl::run_differential(p, session->test(), session->reference())
+					: fl::run_differential(p, fl::fuzz::build_config());
 	if (r.verdict.kind == fl::Verdict::ok)
 		return 0;
 	std::fprintf(stderr, "faultline: verdict: %s: %s\n%s", r.verdict.str().c_str(), r.verdict.detail.c_str(),

@@ -6,8 +6,10 @@
 // only known to the system under test (model_props.cpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -29,6 +31,27 @@ struct MVma {
 	std::set<uint64_t> zapped;
 };
 
+// Copy-on-write: RapidCheck copies the model several times for every
+// command it generates (into the generator's arguments, again per try of a
+// command whose precondition fails, for nextState), and most copies are
+// never changed. They share the bytes and the VMAs until one is: the copies
+// were most of a case's time (malloc under ASan, tree nodes), far more than
+// building and tearing down the machine the commands run on.
+template <class T>
+class Cow {
+public:
+	const T &get() const { return *p_; }
+	T &edit()
+	{
+		if (p_.use_count() > 1)
+			p_ = std::make_shared<T>(*p_);
+		return *p_;
+	}
+
+private:
+	std::shared_ptr<T> p_ = std::make_shared<T>();
+};
+
 struct Model {
 	MapSpec spec;
 	uint64_t visible = 0;
@@ -36,51 +59,69 @@ struct Model {
 	// A lazy level at 64 bits on a map of 4 GiB or more: a mapping of the
 	// whole map costs nothing until touched, so Mmap may ask for 4 GiB.
 	bool huge = false;
-	// Only the non-zero bytes (a missing one reads 0): RapidCheck copies the
-	// model for every command it generates, and a 1 MiB value held whole
-	// made each copy (and each pick_index scan) a million tree nodes.
-	std::map<uint64_t, uint8_t> bytes;
 	bool frozen = false;
-	std::vector<MVma> vmas;
-	std::vector<bool> alive{true};  // by pid
+	// By pid: at most three processes (Fork), held inline so that a copy
+	// allocates nothing.
+	std::array<bool, 3> alive{true};
+	int procs = 1;
 	int next_base = 1;              // base 0 is the reservation
+
+	// Only the non-zero bytes (a missing one reads 0): a 1 MiB value held
+	// whole made each pick_index scan a million tree nodes.
+	const std::map<uint64_t, uint8_t> &bytes() const { return bytes_.get(); }
+	const std::vector<MVma> &vmas() const { return vmas_.get(); }
+	std::vector<MVma> &edit_vmas() { return vmas_.edit(); }
 
 	uint64_t elem_size() const { return (uint64_t(spec.value_size) + 7) & ~uint64_t(7); }
 	uint64_t writecnt() const
 	{
 		uint64_t c = 0;
-		for (const MVma &v : vmas)
+		for (const MVma &v : vmas())
 			c += v.maywrite;
 		return c;
 	}
-	uint8_t byte(uint64_t off) const
+	// The n bytes at off: zeros, then the non-zero ones in the range (a
+	// lookup of a 64 KiB value visits those, not 64 Ki offsets).
+	std::vector<uint8_t> read(uint64_t off, uint64_t n) const
 	{
-		auto it = bytes.find(off);
-		return it == bytes.end() ? 0 : it->second;
+		std::vector<uint8_t> out(n);
+		for (auto it = bytes().lower_bound(off); it != bytes().end() && it->first < off + n; ++it)
+			out[it->first - off] = it->second;
+		return out;
 	}
 	void set_byte(uint64_t off, uint8_t b)
 	{
 		if (b)
-			bytes[off] = b;
-		else
-			bytes.erase(off);
+			bytes_.edit()[off] = b;
+		else if (bytes().count(off))
+			bytes_.edit().erase(off);
 	}
-	void zero_bytes(uint64_t lo, uint64_t hi) { bytes.erase(bytes.lower_bound(lo), bytes.lower_bound(hi)); }
+	void zero_bytes(uint64_t lo, uint64_t hi)
+	{
+		if (bytes().lower_bound(lo) == bytes().lower_bound(hi))
+			return;  // nothing to zero: no copy
+		std::map<uint64_t, uint8_t> &b = bytes_.edit();
+		b.erase(b.lower_bound(lo), b.lower_bound(hi));
+	}
 	int find(int pid, int base, uint64_t start) const
 	{
-		for (size_t i = 0; i < vmas.size(); i++)
-			if (vmas[i].pid == pid && vmas[i].base == base && vmas[i].start == start)
+		for (size_t i = 0; i < vmas().size(); i++)
+			if (vmas()[i].pid == pid && vmas()[i].base == base && vmas()[i].start == start)
 				return int(i);
 		return -1;
 	}
 	bool region_free(int pid, uint64_t page, uint64_t n) const
 	{
-		for (const MVma &v : vmas)
+		for (const MVma &v : vmas())
 			if (v.pid == pid && v.region_page >= 0 && uint64_t(v.region_page) < page + n &&
 			    page < uint64_t(v.region_page) + v.n)
 				return false;
 		return true;
 	}
+
+private:
+	Cow<std::map<uint64_t, uint8_t>> bytes_;
+	Cow<std::vector<MVma>> vmas_;
 };
 
 inline constexpr uint64_t kRegionPages = 32;

@@ -87,14 +87,14 @@ struct VmaRef {
 	static VmaRef pick(const Model &s, bool pid0_only)
 	{
 		std::vector<size_t> idx;
-		for (size_t i = 0; i < s.vmas.size(); i++)
-			if (!pid0_only || s.vmas[i].pid == 0)
+		for (size_t i = 0; i < s.vmas().size(); i++)
+			if (!pid0_only || s.vmas()[i].pid == 0)
 				idx.push_back(i);
 		RC_PRE(!idx.empty());
-		const MVma &v = s.vmas[*rc::gen::elementOf(idx)];
+		const MVma &v = s.vmas()[*rc::gen::elementOf(idx)];
 		return VmaRef{v.pid, v.base, v.start};
 	}
-	const MVma &get(const Model &s) const { return s.vmas[size_t(s.find(pid, base, start))]; }
+	const MVma &get(const Model &s) const { return s.vmas()[size_t(s.find(pid, base, start))]; }
 	void pre(const Model &s) const { RC_PRE(s.find(pid, base, start) >= 0); }
 };
 
@@ -137,7 +137,7 @@ struct Mmap : Cmd {
 		int base = s.next_base++;
 		if (expected(s) < 0)
 			return;
-		s.vmas.push_back(MVma{0, base, 0, n, pgoff, prot, bool(prot & PROT_WRITE), fixed ? int(page) : -1,
+		s.edit_vmas().push_back(MVma{0, base, 0, n, pgoff, prot, bool(prot & PROT_WRITE), fixed ? int(page) : -1,
 				      {}});
 	}
 	void run(const Model &s, Sut &sut) const override
@@ -202,14 +202,15 @@ struct RangeOp : Cmd {
 		if (refused(s) || (kind == OpKind::mprotect && prot == ref.get(s).prot))
 			return;
 		size_t i = size_t(s.find(ref.pid, ref.base, ref.start));
-		MVma v = s.vmas[i];
+		MVma v = s.vmas()[i];
 		if (kind == OpKind::madvise) {
 			if (s.eager)
 				for (uint64_t p = first; p < first + count; p++)
-					s.vmas[i].zapped.insert(p);
+					s.edit_vmas()[i].zapped.insert(p);
 			return;
 		}
-		s.vmas.erase(s.vmas.begin() + long(i));
+		std::vector<MVma> &vmas = s.edit_vmas();
+		vmas.erase(vmas.begin() + long(i));
 		auto piece = [&](uint64_t from, uint64_t to, int prot_) {
 			if (from >= to)
 				return;
@@ -222,7 +223,7 @@ struct RangeOp : Cmd {
 			w.zapped.clear();
 			for (auto z = v.zapped.lower_bound(from); z != v.zapped.end() && *z < to; ++z)
 				w.zapped.insert(*z - from);
-			s.vmas.push_back(w);
+			vmas.push_back(w);
 		};
 		piece(0, first, v.prot);
 		if (kind == OpKind::mprotect)
@@ -278,7 +279,7 @@ struct Mremap : Cmd {
 	}
 	void apply(Model &s) const override
 	{
-		MVma &v = s.vmas[size_t(s.find(ref.pid, ref.base, ref.start))];
+		MVma &v = s.edit_vmas()[size_t(s.find(ref.pid, ref.base, ref.start))];
 		int base = s.next_base++;
 		if (mode == 1) {
 			v.n = new_n;
@@ -381,10 +382,7 @@ struct Access : Cmd {
 		FL_PROP_ASSERT(got.sig == want, sut.prog, sut.cfg,
 			       "signal " + std::to_string(got.sig) + ", model " + std::to_string(want));
 		if (!store && !want) {
-			std::vector<uint8_t> model(size);
-			for (unsigned i = 0; i < size; i++)
-				model[i] = s.byte(offset(s) + i);
-			FL_PROP_ASSERT(got.bytes == model, sut.prog, sut.cfg, "loaded bytes differ from the model");
+			FL_PROP_ASSERT(got.bytes == s.read(offset(s), size), sut.prog, sut.cfg, "loaded bytes differ from the model");
 		}
 		sut.check(nextState(s));
 	}
@@ -396,18 +394,19 @@ struct Access : Cmd {
 };
 
 struct Fork : Cmd {
-	void checkPreconditions(const Model &s) const override { RC_PRE(s.alive.size() < 3); }
+	void checkPreconditions(const Model &s) const override { RC_PRE(size_t(s.procs) < s.alive.size()); }
 	void apply(Model &s) const override
 	{
-		int child = int(s.alive.size());
-		s.alive.push_back(true);
+		int child = s.procs++;
+		s.alive[size_t(child)] = true;
 		std::vector<MVma> copies;
-		for (const MVma &v : s.vmas)
+		for (const MVma &v : s.vmas())
 			if (v.pid == 0) {
 				copies.push_back(v);
 				copies.back().pid = child;
 			}
-		s.vmas.insert(s.vmas.end(), copies.begin(), copies.end());
+		std::vector<MVma> &vmas = s.edit_vmas();
+		vmas.insert(vmas.end(), copies.begin(), copies.end());
 	}
 	void run(const Model &s, Sut &sut) const override
 	{
@@ -415,7 +414,7 @@ struct Fork : Cmd {
 		op.kind = OpKind::fork;
 		sut.prog.ops.push_back(op);
 		int64_t r = sut.m->fork(0);
-		FL_PROP_ASSERT(r == int64_t(s.alive.size()), sut.prog, sut.cfg, "fork returned " + err(r));
+		FL_PROP_ASSERT(r == int64_t(s.procs), sut.prog, sut.cfg, "fork returned " + err(r));
 		sut.check(nextState(s));
 	}
 	void show(std::ostream &os) const override { os << "fork"; }
@@ -423,12 +422,12 @@ struct Fork : Cmd {
 
 struct Exit : Cmd {
 	int pid;
-	explicit Exit(const Model &s) : pid(*rc::gen::inRange(1, std::max(2, int(s.alive.size())))) {}
-	void checkPreconditions(const Model &s) const override { RC_PRE(pid < int(s.alive.size()) && s.alive[size_t(pid)]); }
+	explicit Exit(const Model &s) : pid(*rc::gen::inRange(1, std::max(2, s.procs))) {}
+	void checkPreconditions(const Model &s) const override { RC_PRE(pid < s.procs && s.alive[size_t(pid)]); }
 	void apply(Model &s) const override
 	{
 		s.alive[size_t(pid)] = false;
-		std::erase_if(s.vmas, [&](const MVma &v) { return v.pid == pid; });
+		std::erase_if(s.edit_vmas(), [&](const MVma &v) { return v.pid == pid; });
 	}
 	void run(const Model &s, Sut &sut) const override
 	{
@@ -459,7 +458,7 @@ struct Bpf : Cmd {
 	uint32_t pick_index(const Model &s) const
 	{
 		std::vector<uint32_t> written;
-		for (const auto &[off, b] : s.bytes)
+		for (const auto &[off, b] : s.bytes())
 			if (const uint64_t i = off / s.elem_size(); i < s.spec.max_entries && (written.empty() || written.back() != i))
 				written.push_back(uint32_t(i));
 		if (kind == OpKind::lookup && !written.empty() && *rc::gen::inRange(0, 2))
@@ -520,10 +519,7 @@ struct Bpf : Cmd {
 		int64_t want = expected(s);
 		FL_PROP_ASSERT(r == want, sut.prog, sut.cfg, std::string(to_string(kind)) + " returned " + err(r) + ", model " + err(want));
 		if (kind == OpKind::lookup && r == 0) {
-			std::vector<uint8_t> model(s.spec.value_size);
-			for (uint64_t i = 0; i < model.size(); i++)
-				model[i] = s.byte(index * s.elem_size() + i);
-			FL_PROP_ASSERT(v == model, sut.prog, sut.cfg, "lookup bytes differ from the model");
+			FL_PROP_ASSERT(v == s.read(index * s.elem_size(), s.spec.value_size), sut.prog, sut.cfg, "lookup bytes differ from the model");
 		}
 		sut.check(nextState(s));
 	}
@@ -532,6 +528,31 @@ struct Bpf : Cmd {
 		os << to_string(kind) << " idx=" << index << " val=" << value << " flags=" << flags;
 	}
 };
+
+// A model's copies share its bytes and VMAs (model.h: Cow) until one of
+// them changes: the change is seen by none of the others (RapidCheck keeps
+// the earlier states and runs the commands against them).
+TEST(ModelCopies, AChangeLeavesTheOtherCopiesAlone)
+{
+	Model a;
+	a.set_byte(8, 1);
+	a.edit_vmas().push_back(MVma{});
+	const Model b = a;
+	Model c = a;
+	a.set_byte(8, 2);
+	a.set_byte(9, 3);
+	a.edit_vmas().clear();
+	c.zero_bytes(0, 16);
+	c.edit_vmas()[0].zapped.insert(1);
+	EXPECT_EQ(a.read(8, 2), (std::vector<uint8_t>{2, 3}));
+	EXPECT_EQ(b.read(8, 2), (std::vector<uint8_t>{1, 0}));
+	EXPECT_EQ(c.read(8, 2), (std::vector<uint8_t>{0, 0}));
+	EXPECT_TRUE(a.vmas().empty());
+	ASSERT_EQ(b.vmas().size(), 1u);
+	EXPECT_TRUE(b.vmas()[0].zapped.empty());
+	ASSERT_EQ(c.vmas().size(), 1u);
+	EXPECT_EQ(c.vmas()[0].zapped.size(), 1u);
+}
 
 class Model_ : public testing::TestWithParam<Config> {};
 

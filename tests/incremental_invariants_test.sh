@@ -6,10 +6,8 @@
 # violation by invariant), and the historic finish_fault_put level's races
 # the same page_refcount violations. Usage: incremental_invariants_test.sh [EMULATOR] CLI -- FILE...
 set -u
-cli=()
-while [ $# -gt 0 ] && [ "$1" != -- ]; do cli+=("$1"); shift; done
-shift
-fails=0
+# shellcheck source=tests/same_under_env.sh
+. "$(dirname "$0")/same_under_env.sh"
 for filter in "--patch v1 --arch 32" "--patch v3 --arch 64"; do
 	# shellcheck disable=SC2086
 	inc=$("${cli[@]}" reach $filter --random 400 --seed 11 "$@" 2>&1)
@@ -35,18 +33,8 @@ strip_times() { sed -E 's/[0-9.]+ s\b//g; s/[0-9]+ schedules\/s//g'; }
 for args in "--replay $ffp/finish_fault_put.fl $ffp/findings/fuzz_finish_fault_put_refcount.fl" \
 	"--historic finish_fault_put --strategy random --seed 11 --schedules 60 --keep-going --patch v2,v3 --page 4k --door anon --spec mask $ffp/explore/fault_vs_munmap.fl $ffp/finish_fault_put.fl"; do
 	# shellcheck disable=SC2086
-	inc=$("${cli[@]}" interleave $args 2>&1 | strip_times)
-	# shellcheck disable=SC2086
-	whole=$(FL_INVARIANTS_WHOLE=1 "${cli[@]}" interleave $args 2>&1 | strip_times)
-	if [ "$inc" != "$whole" ]; then
-		echo "FAIL (interleave ${args%% *}): the incremental page check differs from the whole one:"
-		diff <(echo "$whole") <(echo "$inc") | head -20
-		fails=$((fails + 1))
-	fi
-	if ! grep -q "violation page_refcount" <<<"$inc"; then
-		echo "FAIL (interleave ${args%% *}): no page_refcount violation, the page part was not compared"
-		fails=$((fails + 1))
-	fi
+	same_under_env "interleave ${args%% *}: the incremental page check against the whole one" \
+		FL_INVARIANTS_WHOLE=1 "violation page_refcount" strip_times "${cli[@]}" interleave $args
 done
 echo "$fails failed"
 [ $fails -eq 0 ]

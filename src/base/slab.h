@@ -7,11 +7,16 @@
 // reused by the next machine on the thread. The price: ASan does not see a
 // use of such an object after its free; the port's own KASAN model (freed
 // VMAs and pages stay quarantined until the machine goes) still does.
+// Inside an arena scope (base/arena.h) the objects come from the arena
+// instead, and go back to it: the free lists live outside any arena, so no
+// list may hold an arena object that a restore takes back.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <new>
+
+#include "base/arena.h"
 
 namespace fl::slab {
 
@@ -30,7 +35,7 @@ inline FreeObject *&free_list(size_t size)
 
 inline void *alloc(size_t size)
 {
-	if (size > kMaxSize)
+	if (size > kMaxSize || arena::active())
 		return ::operator new(size);
 	FreeObject *&head = free_list(size);
 	if (!head) {  // a chunk of 64 objects at a time, reachable from the list (never freed)
@@ -51,7 +56,7 @@ inline void free(void *p, size_t size)
 {
 	if (!p)
 		return;
-	if (size > kMaxSize) {
+	if (size > kMaxSize || arena::owned(p)) {
 		::operator delete(p);
 		return;
 	}

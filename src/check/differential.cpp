@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "check/differential.h"
 
+#include "check/workspace.h"
+
 namespace fl {
 
 std::string Verdict::str() const
@@ -63,14 +65,31 @@ bool classify(const Op &op, const Event &a, const Event &b, Execution &eager, ui
 
 RunReport run_differential(const Program &p, const Config &cfg)
 {
-	RunReport r;
-	r.config = cfg;
-	Execution test(p, cfg);
-	std::optional<Execution> ref;
+	if (Workspace *ws = Workspace::of(cfg))
+		return ws->run(p);  /* a copy, outside the arena */
+	std::unique_ptr<Machine> test = make_machine(cfg), ref;
+	if (cfg.patch != Patch::pre)
+		ref = make_machine(reference_config(cfg));
+	return run_differential(p, *test, ref.get());
+}
+
+Config reference_config(const Config &cfg)
+{
 	Config ref_cfg = cfg;
 	ref_cfg.patch = Patch::pre;
-	if (cfg.patch != Patch::pre)
-		ref.emplace(p, ref_cfg);
+	return ref_cfg;
+}
+
+RunReport run_differential(const Program &p, Machine &test_machine, Machine *ref_machine)
+{
+	RunReport r;
+	const Config cfg = test_machine.config();
+	r.config = cfg;
+	Execution test(p, test_machine);
+	std::optional<Execution> ref;
+	const Config ref_cfg = reference_config(cfg);
+	if (ref_machine)
+		ref.emplace(p, *ref_machine);
 
 	// An invariant violation outranks an unexpected difference (which is
 	// often only its first symptom); otherwise the earliest one wins.

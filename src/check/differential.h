@@ -43,6 +43,13 @@ struct RunReport {
 // configuration under test, else the first unexpected difference. Once the
 // reference itself breaks an invariant it stops being an oracle: that is
 // reported in reference_verdict (it is pre's own verdict), and comparing stops.
+// Unless FL_MACHINE_REUSE=0, on this thread's Workspace for cfg (machines
+// restored to their fresh state, not built anew: check/workspace.h).
 RunReport run_differential(const Program &p, const Config &cfg);
+// The same on machines nothing has run on yet (fresh, or restored): `ref`
+// is the reference (null: none), at reference_config(test's config).
+RunReport run_differential(const Program &p, Machine &test, Machine *ref);
+// The lockstep reference of cfg: the same kernel at `pre`.
+Config reference_config(const Config &cfg);
 
 }  // namespace fl

@@ -5,10 +5,16 @@
 
 namespace fl {
 
-Execution::Execution(const Program &p, const Config &cfg)
-	: program_(p), machine_(make_machine(cfg)), labels_(p.labels.size(), cfg.arch == Arch::A32 ? 32 : 64),
-	  contents_(p.map, -1, cfg.page_shift)
+Execution::Execution(const Program &p, const Config &cfg) : Execution(p, *make_machine(cfg).release())
 {
+	owned_.reset(machine_);
+}
+
+Execution::Execution(const Program &p, Machine &m)
+	: program_(p), machine_(&m), labels_(p.labels.size(), m.config().arch == Arch::A32 ? 32 : 64),
+	  contents_(p.map, -1, m.config().page_shift)
+{
+	const Config &cfg = m.config();
 	int64_t fd = machine_->map_create(p.map);
 	trace_.map_ret = fd < 0 ? fd : 0;
 	trace_.events.reserve(p.ops.size());

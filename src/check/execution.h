@@ -13,7 +13,10 @@ namespace fl {
 
 class Execution {
 public:
-	Execution(const Program &, const Config &);
+	Execution(const Program &, const Config &);  // on a new machine
+	// On a machine nothing has run on yet (a Workspace's, restored): it
+	// creates the Program's map. The machine outlives the Execution.
+	Execution(const Program &, Machine &);
 
 	bool done() const { return next_ >= program_.ops.size(); }
 	size_t next_op() const { return next_; }
@@ -42,7 +45,8 @@ private:
 	Event run(const Op &);
 
 	const Program &program_;
-	std::unique_ptr<Machine> machine_;
+	std::unique_ptr<Machine> owned_;  // when the Execution made its machine
+	Machine *machine_;
 	Labels labels_;
 	size_t next_ = 0;
 	Trace trace_;

@@ -6,6 +6,7 @@
 
 #include "check/execution.h"
 #include "check/program_text.h"
+#include "check/workspace.h"
 #include "real/host_executor.h"
 
 namespace fl::oracle {
@@ -28,17 +29,33 @@ std::optional<Config> host_config(std::string *reason)
 
 Trace run_port(const Program &p, const Config &cfg, Scope *scope)
 {
-	Execution e(p, cfg);
-	while (!e.done()) {
+	// On the thread's machine for cfg, restored (check/workspace.h), not a
+	// new one per Program: under ASan a new machine and the run's
+	// allocations were most of the port side's time (fresh memory faulted
+	// in for every block, ASan's quarantine never hands it back), and the
+	// oracle's and `kernels compare`'s batches run thousands of Programs.
+	// FL_MACHINE_REUSE=0: a new machine (same traces: ctest
+	// oracle.port_machine_reuse).
+	std::optional<Workspace::Session> session;
+	std::optional<Execution> e;
+	if (Workspace *w = Workspace::of(cfg, false))
+		e.emplace(p, session.emplace(*w).test());
+	else
+		e.emplace(p, cfg);
+	while (!e->done()) {
 		if (scope) {
-			const Op &op = p.ops[e.next_op()];
+			const Op &op = p.ops[e->next_op()];
 			uint64_t addr = 0;
-			bool runs = e.resolve(op.addr, &addr) && e.machine().process_alive(op.proc);
-			scope->push_back(runs ? port_scope(e.machine(), op, addr, cfg.page_shift) : std::nullopt);
+			bool runs = e->resolve(op.addr, &addr) && e->machine().process_alive(op.proc);
+			const std::optional<HostDifference> d = runs ? port_scope(e->machine(), op, addr, cfg.page_shift)
+								     : std::nullopt;
+			arena::Pause heap;  // the caller's scope outlives the session
+			scope->push_back(d);
 		}
-		e.step();
+		e->step();
 	}
-	return e.trace();
+	arena::Pause heap;  // so does the trace: copied to the heap
+	return e->trace();
 }
 
 Comparison compare(const Program &p, const Trace &port, const Trace &host, const Scope *scope)

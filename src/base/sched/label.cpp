@@ -5,6 +5,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "base/arena.h"
+
 namespace fl::sched {
 
 namespace {
@@ -25,11 +27,13 @@ Registry &registry()
 
 const Label &intern_label(const char *func, const char *site)
 {
+	arena::Pause heap;  /* the registry is process state: never in a machine's arena */
 	return label_named(std::string(func) + ":" + site);
 }
 
 const Label &label_named(const std::string &name)
 {
+	arena::Pause heap;
 	Registry &r = registry();
 	std::lock_guard<std::mutex> g(r.lock);
 	auto it = r.by_name.find(name);

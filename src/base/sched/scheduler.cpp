@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "base/arena.h"
+
 namespace fl::sched {
 
 namespace {
 
-thread_local Scheduler *tl_active = nullptr;
+using detail::tl_active;
 PairHook g_pair_hook = nullptr;
 
 std::vector<TlsSlot> &tls_slots()
@@ -21,6 +23,7 @@ std::vector<TlsSlot> &tls_slots()
 const Label &wait_label(const Label &l)
 {
 	thread_local std::vector<const Label *> cache;
+	arena::Pause heap;  /* process state: never in a machine's arena */
 	if (cache.size() <= l.id)
 		cache.resize(l.id + 1);
 	if (!cache[l.id])
@@ -55,13 +58,10 @@ void set_pair_hook(PairHook h)
 
 void register_tls_slot(TlsSlot s)
 {
+	arena::Pause heap;  /* process state: never in a machine's arena */
 	tls_slots().push_back(s);
 }
 
-Scheduler *active()
-{
-	return tl_active;
-}
 
 struct Scheduler::Lock {
 	const void *obj;

@@ -168,6 +168,10 @@ private:
 
 // The scheduler of the running execution on this thread, or nullptr: then
 // every shim is a no-op and the port runs sequentially as before.
-Scheduler *active();
+// (Inline: every shim in the port asks, many times per op.)
+namespace detail {
+inline thread_local Scheduler *tl_active = nullptr;
+}  // namespace detail
+inline Scheduler *active() { return detail::tl_active; }
 
 }  // namespace fl::sched

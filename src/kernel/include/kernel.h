@@ -86,7 +86,7 @@ struct kernel_config {
 	Historic historic;  /* a historical bug level (interleave tests), normally none */
 	ArenaFix arena;
 };
-extern thread_local const kernel_config *kcfg;
+extern thread_local constinit const kernel_config *kcfg;  /* constinit: no per-use init check */
 
 #define PAGE_SHIFT (kcfg->page_shift)
 #define PAGE_SIZE ((ulong)1 << PAGE_SHIFT)

@@ -13,6 +13,9 @@
 #include "base/slab.h"
 #include "base/stats.h"
 #include "locking.h"
+#if !defined(FL_SYMBOLIC)
+#include "page_index.h"  /* the symbolic build keys pages by term (symbolic/containers.h) */
+#endif
 #include "pgtable.h"
 
 namespace fl::FL_ARCH_NS {
@@ -318,12 +321,12 @@ inline void fdput(struct fd f)
 }
 
 // Not kernel: an area's (or the direct map's) struct pages by index, created
-// on first use; the hash nodes come from the slab like the pages.
+// on first use (page_index.h); in the symbolic build keyed by the index's
+// term (symbolic/containers.h).
 #if defined(FL_SYMBOLIC)
 using page_index_map = ::fl::sym::term_map<ulong, std::unique_ptr<page>>;
 #else
-using page_index_map = std::unordered_map<ulong, std::unique_ptr<page>, std::hash<ulong>, std::equal_to<ulong>,
-					  slab::Allocator<std::pair<const ulong, std::unique_ptr<page>>>>;
+using page_index_map = page_index<page>;
 #endif
 
 // include/linux/vmalloc.h: struct vm_struct flags.
@@ -350,7 +353,7 @@ inline ulong get_vm_area_size(const vm_struct *area)
 struct task_struct {
 	mm_struct *mm = nullptr;
 };
-extern thread_local task_struct *current;
+extern thread_local constinit task_struct *current;
 
 // Per-machine kernel globals: the vmalloc space, the direct map, counters.
 struct kernel_globals {
@@ -384,7 +387,7 @@ inline bool kasan_check_vma(const vm_area_struct *vma, const char *where)
 		kasan_report("slab-use-after-free of a vm_area_struct", where);
 	return !vma->kasan_freed;
 }
-extern thread_local kernel_globals *kg;
+extern thread_local constinit kernel_globals *kg;
 inline void page_counts_changed(page_counts *pc)
 {
 	if (kg && !pc->inv_dirty.listed())

@@ -9,7 +9,7 @@
 // list, so once warm an operation allocates nothing. Walks run in address
 // order, as the tree's did (the invariant checker's first-violation-wins
 // report depends on it). Addresses are in the running kernel's PAGE_SIZE
-// (kcfg), like every other use of the page tables.
+// (kcfg, read once per table set), like every other use of the page tables.
 //
 // For the invariant checker (not the port) the table also keeps what a
 // check after every op would otherwise recompute by walking everything:
@@ -145,15 +145,18 @@ private:
 		Pte slot[kSlots]{};
 	};
 
-	unsigned span_bits() const { return PAGE_SHIFT + kSlotBits; }
+	// The running kernel's PAGE_SHIFT, read once: an mm's tables belong
+	// to one machine, and kcfg is a thread-local read per use.
+	unsigned page_shift() const { return shift_ ? shift_ : (shift_ = PAGE_SHIFT); }
+	unsigned span_bits() const { return page_shift() + kSlotBits; }
 	// A table spans 2^(shift + 6) bytes; its base rounds down to that (the
 	// guard keeps the shift defined should one span the whole space).
 	ulong base_of(ulong a) const
 	{
 		return span_bits() >= sizeof(ulong) * 8 ? 0 : a & ~(((ulong)1 << span_bits()) - 1);
 	}
-	unsigned slot_of(ulong a) const { return (unsigned)(a >> PAGE_SHIFT) & (kSlots - 1); }
-	ulong addr_of(const table *t, unsigned s) const { return t->base + ((ulong)s << PAGE_SHIFT); }
+	unsigned slot_of(ulong a) const { return (unsigned)(a >> page_shift()) & (kSlots - 1); }
+	ulong addr_of(const table *t, unsigned s) const { return t->base + ((ulong)s << page_shift()); }
 
 	// g(slot, addr) for the present slots of t with lo <= addr < hi, in
 	// order; the bitmap is read once, so g may clear the slot it is given.
@@ -232,6 +235,7 @@ private:
 	}
 
 	unsigned long size_ = 0;
+	mutable unsigned shift_ = 0;   // PAGE_SHIFT once known
 	size_t hint_ = 0;              // an index into tables_, maybe stale
 	std::vector<table *> tables_;  // sorted by base
 	std::vector<table *> free_;

@@ -107,10 +107,13 @@ Violation MachineImpl::check_invariants()
 			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
 				maywrite_vmas++;
 		changed_ranges(mm, pid < seen_pids ? &checked_vmas_[pid] : nullptr);
+		vm_area_struct *last = nullptr;  /* the walk is in address order: mostly the same VMA */
 		auto check_pte = [&](ulong addr, pte_t &pte) {
 			if (bad)
 				return;
-			vm_area_struct *vma = vma_lookup(&mm, addr);
+			vm_area_struct *vma = last && addr >= last->vm_start && addr < last->vm_end ? last
+												     : vma_lookup(&mm, addr);
+			last = vma;
 			if (!vma) {
 				bad = {Invariant::pte_outside_vma,
 				       "pid " + std::to_string(pid) + " PTE at " + hex(addr) + " outside every VMA"};

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Not kernel: an area's (or the direct map's) struct pages by index, each
+// created on first use (what the vmalloc area's pages[] array and the
+// direct map's memmap are in the kernel). The subset of a std::unordered_map
+// the port uses (operator[], find, count, erase, size, clear, iteration over
+// {index, page} pairs), over a sorted array of 64-slot chunks: the eager
+// remap_vmalloc_range() walking a thousand consecutive indexes finds each in
+// the chunk it found the last one in, instead of hashing and allocating a
+// node per page. Iteration runs in index order. A slot holding no page is
+// no entry (find and iteration skip it).
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "kernel.h"
+
+namespace fl::FL_ARCH_NS {
+
+template <class Page> class page_index {
+public:
+	using value_type = std::pair<ulong, std::unique_ptr<Page>>;  // {index, page}
+	static constexpr unsigned kSlotBits = 6;
+	static constexpr ulong kSlots = (ulong)1 << kSlotBits;
+
+	page_index() = default;
+	page_index(const page_index &) = delete;
+	page_index &operator=(const page_index &) = delete;
+
+	template <class Chunks, class Value> class basic_iterator {
+	public:
+		basic_iterator(Chunks *c, size_t chunk, ulong slot) : c_(c), chunk_(chunk), slot_(slot) { settle(); }
+		Value &operator*() const { return (*c_)[chunk_]->slot[slot_]; }
+		Value *operator->() const { return &**this; }
+		basic_iterator &operator++()
+		{
+			slot_++;
+			settle();
+			return *this;
+		}
+		bool operator==(const basic_iterator &o) const { return chunk_ == o.chunk_ && slot_ == o.slot_; }
+
+	private:
+		void settle()  // forward to a slot holding a page, or the end
+		{
+			for (; chunk_ < c_->size(); chunk_++, slot_ = 0)
+				for (; slot_ < kSlots; slot_++)
+					if ((*c_)[chunk_]->slot[slot_].second)
+						return;
+			slot_ = 0;
+		}
+		Chunks *c_;
+		size_t chunk_;
+		ulong slot_;
+	};
+
+private:
+	struct chunk {
+		ulong base;  // the index of slot 0
+		value_type slot[kSlots];
+	};
+	using chunks = std::vector<std::unique_ptr<chunk>>;
+
+public:
+	using iterator = basic_iterator<chunks, value_type>;
+	using const_iterator = basic_iterator<const chunks, const value_type>;
+
+	iterator begin() { return iterator(&chunks_, 0, 0); }
+	iterator end() { return iterator(&chunks_, chunks_.size(), 0); }
+	const_iterator begin() const { return const_iterator(&chunks_, 0, 0); }
+	const_iterator end() const { return const_iterator(&chunks_, chunks_.size(), 0); }
+
+	// The slot of index i (empty if no page is there yet), made on demand.
+	std::unique_ptr<Page> &operator[](ulong i)
+	{
+		size_t c = chunk_of(i);
+		if (c == chunks_.size() || chunks_[c]->base != base_of(i)) {
+			auto n = std::make_unique<chunk>();
+			n->base = base_of(i);
+			for (ulong s = 0; s < kSlots; s++)
+				n->slot[s].first = n->base + s;
+			chunks_.insert(chunks_.begin() + (ptrdiff_t)c, std::move(n));
+		}
+		hint_ = c;
+		return chunks_[c]->slot[i & (kSlots - 1)].second;
+	}
+	iterator find(ulong i)
+	{
+		size_t c = chunk_of(i);
+		if (c == chunks_.size() || chunks_[c]->base != base_of(i) || !chunks_[c]->slot[i & (kSlots - 1)].second)
+			return end();
+		hint_ = c;
+		return iterator(&chunks_, c, i & (kSlots - 1));
+	}
+	const_iterator find(ulong i) const
+	{
+		size_t c = chunk_of(i);
+		if (c == chunks_.size() || chunks_[c]->base != base_of(i) || !chunks_[c]->slot[i & (kSlots - 1)].second)
+			return end();
+		return const_iterator(&chunks_, c, i & (kSlots - 1));
+	}
+	size_t count(ulong i) const { return find(i) != end(); }
+	void erase(iterator it) { it->second.reset(); }
+	size_t size() const
+	{
+		size_t n = 0;
+		for (const auto &c : chunks_)
+			for (const value_type &v : c->slot)
+				n += v.second != nullptr;
+		return n;
+	}
+	void clear()
+	{
+		chunks_.clear();
+		hint_ = 0;
+	}
+
+private:
+	static ulong base_of(ulong i) { return i & ~(kSlots - 1); }
+	// The position of the chunk holding i, or where it would go.
+	size_t chunk_of(ulong i) const
+	{
+		const ulong b = base_of(i);
+		if (hint_ < chunks_.size() && chunks_[hint_]->base == b)
+			return hint_;
+		if (hint_ + 1 < chunks_.size() && chunks_[hint_ + 1]->base == b)
+			return hint_ + 1;  /* the next chunk of a walk */
+		return (size_t)(std::lower_bound(chunks_.begin(), chunks_.end(), b,
+						 [](const std::unique_ptr<chunk> &c, ulong v) { return c->base < v; }) -
+				chunks_.begin());
+	}
+
+	chunks chunks_;  // sorted by base
+	size_t hint_ = 0;
+};
+
+}  // namespace fl::FL_ARCH_NS

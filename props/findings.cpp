@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/fnv.h"
 #include "check/differential.h"
 #include "check/program_text.h"
 
@@ -40,9 +41,7 @@ std::string export_finding(const Program &p, const Config &cfg, const std::strin
 {
 	Program pinned = pin(p, cfg);
 	std::string text = format_program(pinned);
-	uint64_t h = 1469598103934665603ull;  // FNV-1a: the same counterexample, the same name
-	for (unsigned char c : text)
-		h = (h ^ c) * 1099511628211ull;
+	uint64_t h = fnv1a(text);  // the same counterexample, the same name
 	std::string cfgname = std::string(to_string(cfg.patch)) + "-arch" +
 			      (cfg.arch == Arch::A32 ? "32" : "64") + "-" + to_string(cfg.door);
 	char hash[16];

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fnv.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
 #include "check/trace_text.h"
@@ -96,9 +97,7 @@ std::string corpus_name(const std::string &path)
 // Program it came from, so an edited corpus Program shows up as unrecorded.
 std::string program_hash(const Program &p)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (unsigned char ch : format_program(p))
-		h = (h ^ ch) * 1099511628211ull;
+	uint64_t h = fnv1a(format_program(p));
 	char buf[17];
 	std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
 	return buf;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/fnv.h"
 #include "check/program_text.h"
 
 namespace fl {
@@ -42,9 +43,7 @@ static std::string hex_bytes(const std::vector<uint8_t> &b)
 		s += buf;
 	}
 	if (shown < b.size()) {
-		uint64_t h = 1469598103934665603ull;  // FNV-1a of the whole value
-		for (uint8_t c : b)
-			h = (h ^ c) * 1099511628211ull;
+		uint64_t h = fnv1a(b);  // of the whole value
 		char tail[64];
 		std::snprintf(tail, sizeof tail, "... (%zu bytes, fnv %016llx)", b.size(), (unsigned long long)h);
 		s += tail;

@@ -16,19 +16,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string_view>
 
+#include "base/fnv.h"
 #include "check/program_binary.h"
 #include "check/trace_text.h"
 #include "oracle/oracle.h"
 
 namespace {
-
-uint64_t fnv(uint64_t h, const std::string &s)
-{
-	for (unsigned char c : s)
-		h = (h ^ c) * 1099511628211ull;
-	return h;
-}
 
 fl::Config config(fl::Patch patch, fl::Arch arch)
 {
@@ -58,11 +53,11 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < batch.size(); i++)
 			traces[i] = oracle::run_port(batch[i], c, &scopes[i]);
 		const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-		uint64_t digest = 14695981039346656037ull;  // FNV-1a of the traces' text and the scopes
+		uint64_t digest = kFnvBasis;  // of the traces' text and the scopes
 		for (size_t i = 0; i < batch.size(); i++) {
-			digest = fnv(digest, write_trace(traces[i]));
+			digest = fnv1a(write_trace(traces[i]), digest);
 			for (const auto &d : scopes[i])
-				digest = fnv(digest, d ? oracle::to_string(*d) : "-");
+				digest = fnv1a(std::string_view(d ? oracle::to_string(*d) : "-"), digest);
 		}
 		std::printf("port side %-22s %llu Programs (seed %llu) in %.3f s: %8.0f Programs/s  digest %016llx\n",
 			    c.name().c_str(), (unsigned long long)count, (unsigned long long)seed, s, double(count) / s,

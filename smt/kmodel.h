@@ -17,6 +17,7 @@
 #include <z3++.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,24 +49,39 @@ struct Setup {
 };
 std::vector<Setup> all_setups();  // the table, in order
 
-// One row's query: its own Session (Z3 context), the explorations it ran
-// and the negated property. Solving it: unsat proves the row.
+// One width, page size and door: a Session with the map's inputs and
+// geometry, and each level's exploration of mmap (and the fault), path by
+// path, shared by that setting's rows of obligations 1-4 and 6
+// (obligations.cpp). Its rows run one after the other, on one thread.
+struct Scenario;
+std::shared_ptr<Scenario> make_scenario(unsigned bits, unsigned shift, Assume);
+
+// One row's question: the negated property as one disjunct per explored
+// path, handed out as the row asks for them (a row with a counterexample
+// stops early; a proof needs every path). Solving it: every disjunct unsat
+// (and no path unfinished) proves the row; a sat one is a counterexample.
 struct Query {
 	Setup setup;
-	std::unique_ptr<fl::sym::Session> session;
-	std::optional<port::Inputs> in;
-	std::optional<z3::expr> assumptions;  // domain, geometry facts, the door's ABI
-	std::optional<z3::expr> negated;      // the negated property, over the paths
+	std::shared_ptr<fl::sym::Session> session;
+	std::shared_ptr<Scenario> scenario;   // rows over mmap_fault
+	const port::Inputs *in = nullptr;     // the scenario's inputs, for the replay
+	std::function<std::optional<z3::expr>(Query &)> next_part;  // none: every path seen
+	std::vector<z3::expr> parts;          // the disjuncts handed out so far
 	unsigned paths = 0, cut = 0;          // explored paths; those not finished
 	std::string cut_why;                  // the first unfinished path's reason
-	bool complete() const { return cut == 0; }
-	std::vector<std::pair<std::string, z3::expr>> debug;  // FL_PROVE_DEBUG: printed with a model
-	// the formula Z3 decides: assumptions and the negated property with
-	// every mod/div by a number purified (Session::purify), as linear
-	// integer arithmetic; what --emit writes
+	bool exhausted = false;               // every path seen
+	// the i-th disjunct, exploring on as far as it needs; null past the last
+	const z3::expr *part(size_t i);
+	bool complete() const { return exhausted && cut == 0; }
+	z3::expr assumptions() const { return session->domain_formula(); }
+	// what Z3 decides for the disjuncts seen, --emit's script: the
+	// assumptions and the negated property with every mod/div by a number
+	// purified (Session::purify), as linear integer arithmetic
 	z3::expr formula() const;
 };
-Query build_query(const Setup &);
+// st's row; obligations 1-4 and 6 in scenario (make_scenario of st's
+// setting), obligations 5 and 7 in a session of their own
+Query build_query(const Setup &st, std::shared_ptr<Scenario> scenario = nullptr);
 
 // assumptions.cpp: the vm_pgoff the syscall ABI reaches (64-bit mmap's byte
 // offset, 32-bit mmap2's 4096-byte units), for anon, regular and range

@@ -3,21 +3,21 @@
 // (smt/port/: the port compiled over symbolic integers, one run per path),
 // replays every counterexample through the concrete port, compares each
 // row with smt/expected and optionally writes every query as a standalone
-// .smt2 script.
-//
-//	faultline-prove [--patch P] [--arch 32|64] [--obligation N] [--emit DIR]
-//	                [--expected FILE] [--timeout MS (per query, 60000)] [--emit-only]
-//	                [--verbose]
-// --emit-only writes the scripts (and no .fl models) without solving.
+// .smt2 script (--emit DIR). Rows of one width, page size and door share
+// their explorations and run on one thread; such settings run side by
+// side on --jobs threads (default: every core).
 // Exit 0 iff every row matches its expectation (and every counterexample
 // replayed), 1 otherwise, 2 on bad options.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
+#include <mutex>
+#include <thread>
 
 #include "check/program_text.h"
 #include "smt/replay.h"
@@ -45,11 +45,13 @@ const char *kAssumeText[] = {
 	"range: direct plus only the syscall's reachable vm_pgoff",
 	"none"};
 
+constexpr const char *kUsage =
+	"faultline-prove [--patch pre|v1|v2|v3] [--arch 32|64] [--page 4k|64k] [--assume anon|regular|direct]\n"
+	"                       [--obligation 1-7] [--emit DIR] [--expected FILE] [--timeout MS] [--jobs N] [--verbose]";
+
 int usage(const char *msg)
 {
-	std::fprintf(stderr, "faultline-prove: %s\nusage: faultline-prove [--patch pre|v1|v2|v3] "
-			     "[--arch 32|64] [--page 4k|64k] [--obligation 1-7] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose]\n",
-		     msg);
+	std::fprintf(stderr, "faultline-prove: %s\nusage: %s\n", msg, kUsage);
 	return 2;
 }
 
@@ -76,61 +78,67 @@ std::map<std::string, std::string> load_expected(const std::string &path, bool *
 }
 
 struct Outcome {
-	z3::check_result res;
-	double ms;
+	z3::check_result res = z3::unsat;
 	std::optional<z3::model> model;
+	size_t part = 0;  // sat: the disjunct the model satisfies
 };
 
-// the disjuncts of an or (the negated property is one per path)
-void disjuncts(const z3::expr &e, std::vector<z3::expr> &out)
+// s.check() of the row's assumptions, the session's definitions, extra and
+// one disjunct, sliced to what the disjunct and extra touch
+// (Session::slice): a solver per check, without push, so that Z3
+// preprocesses the whole problem (solve-eqs on the purified definitions)
+z3::check_result check_part(Query &q, const z3::expr &part, const std::vector<z3::expr> &extra, unsigned timeout_ms,
+			    std::optional<z3::model> *model)
 {
-	if (e.is_app() && e.decl().decl_kind() == Z3_OP_OR) {
-		for (unsigned i = 0; i < e.num_args(); i++)
-			disjuncts(e.arg(i), out);
-	} else if (!e.is_false()) {
-		out.push_back(e);
-	}
+	fl::sym::Session &session = *q.session;
+	std::vector<z3::expr> all = {session.purify(q.assumptions())}, roots = {session.purify(part)};
+	for (const z3::expr &e : extra)
+		roots.push_back(session.purify(e));
+	all.insert(all.end(), session.defs.begin(), session.defs.end());  /* after purify: its definitions */
+	all.insert(all.end(), roots.begin(), roots.end());
+	z3::solver s(session.c);
+	for (const z3::expr &a : session.slice(all, roots))
+		s.add(a);
+	z3::check_result r = fl::sym::check_portfolio(s, kRlimit, timeout_ms);
+	if (r == z3::sat && model)
+		*model = s.get_model();
+	return r;
 }
 
-// the row's formula, decided (and a model kept) within Z3's deterministic
-// rlimit, so a verdict does not depend on the machine's load; timeout is
-// only a wall-clock guard. One check per path's disjunct of the negated
-// property: each is a small linear problem where their disjunction made Z3
-// give up; the first sat one is the counterexample
-Outcome solve(Query &q, unsigned timeout_ms, const std::vector<z3::expr> &extra = {})
+// The row decided within Z3's deterministic rlimit, so a verdict does not
+// depend on the machine's load (timeout is only a wall-clock guard): one
+// check per path's disjunct of the negated property, in the order the
+// paths were explored, each a small linear problem where their
+// disjunction made Z3 give up; the first sat one is the counterexample,
+// and the exploration stops there
+Outcome solve(Query &q, unsigned timeout_ms)
 {
 	fl::sym::Session::Scope scope(*q.session);
-	z3::context &c = q.session->c;
-	auto t0 = std::chrono::steady_clock::now();
-	std::vector<z3::expr> common = {q.session->purify(*q.assumptions)}, parts;
-	for (const z3::expr &e : extra)
-		common.push_back(q.session->purify(e));
-	disjuncts(q.session->purify(*q.negated), parts);
-	Outcome o{z3::unsat, 0, std::nullopt};
-	for (const z3::expr &part : parts) {
-		/* a solver per check, without push: Z3 then preprocesses the
-		   whole problem (solve-eqs on the purified definitions) */
-		z3::solver s(c);
-		for (const z3::expr &e : common)
-			s.add(e);
-		for (const z3::expr &d : q.session->defs)  /* after purify: its definitions */
-			s.add(d);
-		s.add(part);
-		z3::check_result r = fl::sym::check_portfolio(s, kRlimit, timeout_ms);
+	Outcome o;
+	for (size_t i = 0; const z3::expr *part = q.part(i); i++) {
+		if (part->simplify().is_false())
+			continue;
+		auto t0 = std::chrono::steady_clock::now();
+		z3::check_result r = check_part(q, *part, {}, timeout_ms, &o.model);
+		if (getenv("FL_TMP_PATHS"))
+			fprintf(stderr, "  part %zu: %d in %.0f ms\n", i, (int)r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 		if (r == z3::sat) {
-			o = {r, 0, s.get_model()};
-			break;
+			o.res = z3::sat;
+			o.part = i;
+			return o;
 		}
 		if (r == z3::unknown)
 			o.res = z3::unknown;
 	}
-	o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 	if (o.res == z3::unsat && !q.complete())
 		o.res = z3::unknown;  /* unfinished paths: not a proof */
 	return o;
 }
 
-void emit(const std::string &dir, Query &q, const std::string &expected_answer)
+// the row's script: the assumptions and the definitions once, then one
+// (check-sat) per disjunct seen, between push and pop; a sat answer on any
+// line is the counterexample
+void emit(const std::string &dir, const Query &q, const std::string &expected_answer)
 {
 	fl::sym::Session::Scope scope(*q.session);
 	const Setup &st = q.setup;
@@ -146,19 +154,22 @@ void emit(const std::string &dir, Query &q, const std::string &expected_answer)
 	    << (st.shift == 12 ? "4k" : "64k") << " (PAGE_SHIFT " << st.shift << ")"
 	    << (st.obligation == 7 ? std::string(", bypass_spec_v1 ") + (st.bypass ? "on" : "off") : std::string()) << "\n"
 	    << "; assumption: " << kAssumeText[int(st.assume)] << "\n"
-	    << "; computed by the port itself: " << q.paths << " paths of its code (smt/port/), their\n"
+	    << "; computed by the port itself: " << q.paths << " paths of its code (smt/port/)"
+	    << (q.exhausted ? "" : ", explored until the counterexample") << ", their\n"
 	    << "; conditions and what they did; every mod/div by a number is a quotient and\n"
 	    << "; remainder variable (linear integer arithmetic)\n"
 	    << "; the negated property is asserted: unsat = proved, sat = counterexample\n"
 	    << "; expected: " << expected_answer << "\n"
 	    << "; generated by faultline-prove --emit (smt/); run: z3 " << st.file() << "\n"
+	    << "(set-option :smt.arith.solver 2)\n"
 	    << s.to_smt2();
 }
 
 // A model the machine can run: the map's geometry a real map has (value_size
 // 8, bypass: the product is 8 * max_entries and the area exactly the header,
 // the data and the guard page), small, the bad page on the header page if
-// possible. None: the abstraction's counterexample is spurious.
+// possible. None: the abstraction's
+// counterexample is spurious.
 std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 {
 	const Setup &st = q.setup;
@@ -174,22 +185,130 @@ std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 	z3::expr data = prod + c.int_val(ps - 1) - z3::mod(prod + c.int_val(ps - 1), c.int_val(ps));
 	std::vector<z3::expr> real = {es == 8, prod == 8 * me, in.size.e == data + c.int_val(2 * ps)};
 	std::vector<z3::expr> small = {me <= 4096, in.len.e <= c.int_val(16 * ps)};
-	for (int tier = 0; tier < 2; tier++) {
-		std::vector<z3::expr> extra = real;
-		if (tier == 0)
-			extra.insert(extra.end(), small.begin(), small.end());
-		Outcome o = solve(q, timeout_ms, extra);
-		if (o.res != z3::sat)
-			continue;
-		auto value = [&](const z3::expr &e) { return o.model->eval(e, true).get_numeral_uint64(); };
-		if (getenv("FL_PROVE_DEBUG"))
-			for (auto &[name, e] : q.debug)
-				std::printf("   %s = %s   [%s]\n", name.c_str(), o.model->eval(e, true).to_string().c_str(),
-					    e.to_string().substr(0, 200).c_str());
-		return replay(st, Values{(uint32_t)value(es), (uint32_t)value(me), value(in.vm_pgoff.e), value(in.len.e),
-					 value(in.page.e)});
+	// small first, then a map of up to 8 MiB of data (the machine's
+	// memory) on the paths explored; then small on up to 32 more
+	std::vector<z3::expr> medium = real, small_one = real;
+	small_one.insert(small_one.end(), small.begin(), small.end());
+	medium.push_back(me <= (1 << 20));
+	const size_t explored = q.parts.size();
+	for (auto [extra, upto] : {std::pair{&small_one, explored}, {&medium, explored}, {&small_one, explored + 32}}) {
+		for (size_t i = 0; i < upto; i++) {
+			const z3::expr *part = q.part(i);
+			if (!part)
+				break;
+			std::optional<z3::model> m;
+			if (part->simplify().is_false() || check_part(q, *part, *extra, timeout_ms, &m) != z3::sat)
+				continue;
+			auto value = [&](const z3::expr &e) { return m->eval(e, true).get_numeral_uint64(); };
+			static std::mutex machine;  /* one replay at a time: the rows run on several threads */
+			std::lock_guard lock(machine);
+			return replay(st, Values{(uint32_t)value(es), (uint32_t)value(me), value(in.vm_pgoff.e),
+						 value(in.len.e), value(in.page.e)});
+		}
 	}
 	return std::nullopt;
+}
+
+// One row of the table, as far as its own setting decides it (a direct
+// row's rescue needs the others: finish_rescues).
+struct Row {
+	Setup st;
+	std::string want;
+	z3::check_result res = z3::unknown;
+	std::string detail;
+	std::string rescue;  // a direct row's counterexample: the assumption that rescues it
+	double ms = 0;
+	unsigned paths = 0;
+	bool replay_ok = true;
+	std::string result() const
+	{
+		std::string r = res == z3::unsat ? "proved" : res == z3::sat ? "cex" : "unknown";
+		return rescue.empty() ? r : r + " rescue=" + rescue;
+	}
+	bool match() const { return result() == want && replay_ok; }
+};
+
+struct Options {
+	std::string emit_dir;
+	unsigned timeout_ms = 60000;
+	bool verbose = false;
+};
+
+void run_row(Row &row, std::shared_ptr<Scenario> scenario, const Options &opt)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	Query q = build_query(row.st, std::move(scenario));
+	Outcome o = solve(q, opt.timeout_ms);
+	row.res = o.res;
+	row.paths = q.paths;
+	if (!q.complete() && o.res != z3::sat)
+		row.detail = "unfinished paths (" + std::to_string(q.cut) + "): " + q.cut_why;
+	if (o.res == z3::sat && row.st.level) {
+		std::optional<Replay> r = replay_row(q, opt.timeout_ms);
+		row.replay_ok = r && r->reproduced;
+		row.detail = !r ? "NOT REPRODUCED: no model with a real map's geometry"
+				: std::string(r->reproduced ? "reproduced: " : "NOT REPRODUCED: ") + r->what + "\n      " +
+					  r->values;
+		if (r && opt.verbose)
+			row.detail += "\n" + format_program(r->program);
+		if (r && !opt.emit_dir.empty()) {
+			const Setup &st = row.st;
+			std::ofstream fl(opt.emit_dir + "/" + st.file().substr(0, st.file().size() - 5) + ".fl");
+			fl << "# faultline-prove counterexample: obligation " << st.obligation << " ("
+			   << kTitles[st.obligation] << "), " << st.key() << "\n"
+			   << format_program(r->program);
+		}
+	}
+	if (!opt.emit_dir.empty()) {
+		const std::string &w = row.want;
+		emit(opt.emit_dir, q, w.rfind("cex", 0) == 0 ? "sat" : w == "proved" ? "unsat" : "unknown");
+	}
+	row.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// the `range` query of a direct row (direct plus only the syscall's
+// reachable vm_pgoff), in its own scenario
+void run_range(Row &row, std::shared_ptr<Scenario> scenario, const Options &opt)
+{
+	Setup rs = row.st;
+	rs.assume = Assume::range;
+	Query q = build_query(rs, std::move(scenario));
+	Outcome o = solve(q, opt.timeout_ms);
+	row.rescue = o.res == z3::unsat ? "range" : "none";
+	if (!opt.emit_dir.empty())
+		emit(opt.emit_dir, q, row.want.find("rescue=range") != std::string::npos ? "unsat" : "sat");
+}
+
+// Tasks over `jobs` threads: each task a list of rows that share a
+// scenario, run in table order on one thread (the scenario's Session is
+// one Z3 context), so a verdict does not depend on the threads.
+void run_tasks(std::vector<std::function<void()>> &tasks, unsigned jobs)
+{
+	std::atomic<size_t> next{0};
+	auto worker = [&]() {
+		for (size_t i; (i = next++) < tasks.size();)
+			tasks[i]();
+	};
+	std::vector<std::thread> threads;
+	for (unsigned j = 1; j < std::min<size_t>(jobs, tasks.size()); j++)
+		threads.emplace_back(worker);
+	worker();
+	for (std::thread &t : threads)
+		t.join();
+}
+
+// a row outside the selection (a direct row's anon counterpart)
+bool proves(const Setup &st, Options opt)
+{
+	Row row{st, ""};
+	opt.emit_dir.clear();
+	run_row(row, nullptr, opt);
+	return row.res == z3::unsat;
+}
+
+std::string scenario_key(const Setup &st)
+{
+	return std::to_string(st.bits) + " " + std::to_string(st.shift) + " " + to_string(st.assume);
 }
 
 }  // namespace
@@ -199,10 +318,10 @@ int main(int argc, char **argv)
 	std::optional<Patch> patch;
 	std::optional<unsigned> bits, shift;
 	int obligation = 0;
-	std::string emit_dir, expected_path = FL_SMT_DIR "/expected";
-	bool verbose = false, emit_only = false;
+	std::string expected_path = FL_SMT_DIR "/expected";
 	std::string only_assume;
-	unsigned timeout_ms = 60000;
+	Options opt;
+	unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
 	// Z3 4.8's older arithmetic core: on these linear queries with mod
 	// definitions it answers in milliseconds where the default core
 	// wanders for minutes (docs/proofs.md); the emitted files say the same
@@ -225,9 +344,9 @@ int main(int argc, char **argv)
 			if (!v || (std::strcmp(v, "4k") && std::strcmp(v, "64k")))
 				return usage("--page wants 4k or 64k");
 			shift = std::strcmp(v, "4k") ? 16u : 12u;
-		} else if (a == "--assume") {  /* one front door's rows (debugging) */
+		} else if (a == "--assume") {
 			const char *v = arg();
-			if (!v)
+			if (!v || (std::strcmp(v, "anon") && std::strcmp(v, "regular") && std::strcmp(v, "direct")))
 				return usage("--assume wants anon, regular or direct");
 			only_assume = v;
 		} else if (a == "--obligation") {
@@ -239,133 +358,127 @@ int main(int argc, char **argv)
 			const char *v = arg();
 			if (!v)
 				return usage("--emit wants a directory");
-			emit_dir = v;
+			opt.emit_dir = v;
 		} else if (a == "--expected") {
 			const char *v = arg();
 			if (!v)
 				return usage("--expected wants a file");
 			expected_path = v;
-		} else if (a == "--emit-only") {  /* write the scripts, solve nothing */
-			emit_only = true;
 		} else if (a == "--timeout") {
 			const char *v = arg();
 			int ms = v ? std::atoi(v) : 0;
 			if (ms < 1)
 				return usage("--timeout wants milliseconds (at least 1)");
-			timeout_ms = (unsigned)ms;
+			opt.timeout_ms = (unsigned)ms;
+		} else if (a == "--jobs" || a == "-j") {
+			const char *v = arg();
+			int n = v ? std::atoi(v) : 0;
+			if (n < 1)
+				return usage("--jobs wants a number of threads (at least 1)");
+			jobs = (unsigned)n;
 		} else if (a == "--verbose" || a == "-v") {
-			verbose = true;
+			opt.verbose = true;
 		} else if (a == "-h" || a == "--help") {
-			usage("proves the array-map mmap obligations of issue 5 with Z3");
+			std::printf("faultline-prove: proves the array-map mmap obligations over the port's own code with Z3\n"
+				    "usage: %s\n", kUsage);
 			return 0;
 		} else {
 			return usage(("unknown option " + a).c_str());
 		}
 	}
 
-	if (emit_only && emit_dir.empty())
-		return usage("--emit-only wants --emit DIR");
-
 	bool have_expected;
 	auto expected = load_expected(expected_path, &have_expected);
 	if (!have_expected)
 		return usage(("cannot read " + expected_path).c_str());
 
-	int rows = 0, bad = 0;
-	double total_ms = 0;
-	// verdicts by key: a `direct` row's anon rescue is the anon row of the
-	// same configuration, solved a moment before (rows go anon, regular,
-	// direct); no need to solve it twice
-	std::map<std::string, z3::check_result> verdicts;
-	auto wall0 = std::chrono::steady_clock::now();
-	std::printf("%-2s %-5s %-4s %-4s %-8s %-22s %8s %6s  %s\n", "ob", "level", "arch", "page", "assume", "result",
-		    "time", "paths", "replay / expected");
+	std::vector<Row> rows;
 	for (const Setup &st : all_setups()) {
 		if ((obligation && st.obligation != obligation) || (bits && st.bits != *bits) || (shift && st.shift != *shift) ||
 		    (patch && st.level && *st.level != *patch) ||
 		    (!only_assume.empty() && only_assume != to_string(st.assume)))
 			continue;
-		rows++;
-		auto row0 = std::chrono::steady_clock::now();
-		Query q = build_query(st);
 		auto it = expected.find(st.key());
-		std::string want = it == expected.end() ? "(no expectation)" : it->second;
-		if (!emit_dir.empty()) {
-			emit(emit_dir, q, want.rfind("cex", 0) == 0 ? "sat" : want == "proved" ? "unsat" : "unknown");
-			if (want.find("rescue=") != std::string::npos) {  /* the `range` query it asks */
-				Setup rs = st;
-				rs.assume = Assume::range;
-				Query rq = build_query(rs);
-				emit(emit_dir, rq, want.find("rescue=range") != std::string::npos ? "unsat" : "sat");
-			}
-		}
-		if (emit_only)
-			continue;
+		rows.push_back({st, it == expected.end() ? "(no expectation)" : it->second});
+	}
 
-		double explore_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - row0).count();
-		Outcome o = solve(q, timeout_ms);
-		if (verbose)
-			std::printf("   explore %.0f ms, solve %.0f ms\n", explore_ms, o.ms);
-		verdicts[st.key()] = o.res;
-		std::string result = o.res == z3::unsat ? "proved" : o.res == z3::sat ? "cex" : "unknown";
-		std::string detail = q.complete() ? "" : "unfinished paths (" + std::to_string(q.cut) + "): " + q.cut_why;
-		bool replay_ok = true;
-		if (o.res == z3::sat && getenv("FL_PROVE_DEBUG") && !st.level)
-			for (auto &[name, e] : q.debug)
-				std::printf("   %s = %s\n", name.c_str(), o.model->eval(e, true).to_string().c_str());
-		if (o.res == z3::sat) {
-			if (st.assume == Assume::direct) {
-				/* assumption-dependent: which assumption rescues it? */
-				const char *rescue = "none";
-				for (Assume a : {Assume::range, Assume::anon}) {
-					Setup rs = st;
-					rs.assume = a;
-					auto known = verdicts.find(rs.key());
-					z3::check_result rres;
-					if (known != verdicts.end()) {
-						rres = known->second;
-					} else {
-						Query rq = build_query(rs);
-						rres = solve(rq, timeout_ms).res;
-					}
-					if (rres == z3::unsat) {
-						rescue = to_string(a);
-						break;
-					}
-				}
-				result += std::string(" rescue=") + rescue;
-			}
-			std::optional<Replay> r = replay_row(q, timeout_ms);
-			replay_ok = !st.level || (r && r->reproduced);
-			if (st.level)
-				detail = !r ? "NOT REPRODUCED: no model with a real map's geometry"
-					    : std::string(r->reproduced ? "reproduced: " : "NOT REPRODUCED: ") + r->what +
-						      "\n      " + r->values;
-			if (r && verbose)
-				detail += "\n" + format_program(r->program);
-			if (r && !emit_dir.empty()) {
-				std::ofstream fl(emit_dir + "/" + st.file().substr(0, st.file().size() - 5) + ".fl");
-				fl << "# faultline-prove counterexample: obligation " << st.obligation << " ("
-				   << kTitles[st.obligation] << "), " << st.key() << "\n"
-				   << format_program(r->program);
-			}
+	// the rows of one setting in one task, sharing its scenario; the
+	// level-independent rows each alone; the costly settings first
+	auto wall0 = std::chrono::steady_clock::now();
+	std::map<std::string, std::vector<Row *>> groups;
+	std::vector<std::function<void()>> tasks;
+	for (Row &row : rows) {
+		if (row.st.level)
+			groups[scenario_key(row.st)].push_back(&row);
+		else
+			tasks.push_back([&row, &opt]() { run_row(row, nullptr, opt); });
+	}
+	auto weight = [](const Setup &st) { return (st.shift == 12 ? 8 : 1) * (st.bits == 64 ? 2 : 1) * (st.assume == Assume::direct ? 2 : 1); };
+	std::vector<std::vector<Row *>> ordered;
+	for (auto &[key, g] : groups)
+		ordered.push_back(g);
+	std::stable_sort(ordered.begin(), ordered.end(),
+			 [&](const auto &a, const auto &b) { return weight(a[0]->st) > weight(b[0]->st); });
+	std::vector<std::function<void()>> first;
+	for (const std::vector<Row *> &g : ordered)
+		first.push_back([g, &opt]() {
+			auto sc = make_scenario(g[0]->st.bits, g[0]->st.shift, g[0]->st.assume);
+			for (Row *row : g)
+				run_row(*row, sc, opt);
+		});
+	first.insert(first.end(), tasks.begin(), tasks.end());
+	run_tasks(first, jobs);
+
+	// a direct row's counterexample: which assumption rescues it? The
+	// range query first (its own scenario; asked too for --emit where the
+	// expectation names a rescue), then anon's row of the same configuration
+	std::map<std::string, std::vector<Row *>> range_groups;
+	for (Row &row : rows)
+		if (row.st.assume == Assume::direct && row.st.level &&
+		    (row.res == z3::sat || (!opt.emit_dir.empty() && row.want.find("rescue=") != std::string::npos)))
+			range_groups[std::to_string(row.st.bits) + " " + std::to_string(row.st.shift)].push_back(&row);
+	std::vector<std::function<void()>> second;
+	for (auto &[key, g] : range_groups)
+		second.push_back([g, &opt]() {
+			auto sc = make_scenario(g[0]->st.bits, g[0]->st.shift, Assume::range);
+			for (Row *row : g)
+				run_range(*row, sc, opt);
+		});
+	run_tasks(second, jobs);
+	std::map<std::string, const Row *> by_key;
+	for (const Row &row : rows)
+		by_key[row.st.key()] = &row;
+	for (Row &row : rows) {
+		if (row.res != z3::sat || row.st.assume != Assume::direct || !row.st.level) {
+			row.rescue.clear();
+			continue;
 		}
-		double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - row0).count();
-		total_ms += ms;
-		bool match = result == want && replay_ok;
-		if (!match)
+		if (row.rescue == "range")
+			continue;
+		Setup anon = row.st;
+		anon.assume = Assume::anon;
+		auto known = by_key.find(anon.key());
+		row.rescue = (known != by_key.end() ? known->second->res == z3::unsat : proves(anon, opt)) ? "anon" : "none";
+	}
+
+	std::printf("%-2s %-5s %-4s %-4s %-8s %-22s %8s %6s  %s\n", "ob", "level", "arch", "page", "assume", "result",
+		    "time", "paths", "replay / expected");
+	int bad = 0;
+	double total_ms = 0;
+	for (const Row &row : rows) {
+		const Setup &st = row.st;
+		total_ms += row.ms;
+		if (!row.match())
 			bad++;
+		std::string result = row.result();
 		std::printf("%-2d %-5s %-4u %-4s %-8s %-22s %6.0fms %6u  %s%s\n", st.obligation,
 			    st.level ? to_string(*st.level) : "any", st.bits, st.shift == 12 ? "4k" : "64k",
-			    st.obligation == 7 ? (st.bypass ? "bypass" : "mask") : to_string(st.assume), result.c_str(), ms,
-			    q.paths, result == want ? "" : ("MISMATCH, expected " + want + "  ").c_str(), detail.c_str());
-		std::fflush(stdout);
-	}
-	if (emit_only) {
-		std::printf("%d rows: scripts written to %s\n", rows, emit_dir.c_str());
-		return 0;
+			    st.obligation == 7 ? (st.bypass ? "bypass" : "mask") : to_string(st.assume), result.c_str(), row.ms,
+			    row.paths, result == row.want ? "" : ("MISMATCH, expected " + row.want + "  ").c_str(),
+			    row.detail.c_str());
 	}
 	double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-	std::printf("%d rows, %d mismatched; rows %.2f s, wall %.2f s\n", rows, bad, total_ms / 1000, wall);
+	std::printf("%zu rows, %d mismatched; rows %.2f s, wall %.2f s on %u threads\n", rows.size(), bad, total_ms / 1000,
+		    wall, jobs);
 	return bad ? 1 : 0;
 }

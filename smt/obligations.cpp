@@ -14,6 +14,8 @@
 //    is inside the VMA, in the faulting address's PTE table, on visible data
 //  7 the geometry facts hold for every map array_map_alloc creates
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <optional>
 
 #include "smt/kmodel.h"
@@ -81,7 +83,22 @@ std::vector<Setup> all_setups()
 
 z3::expr Query::formula() const
 {
-	return session->purify(*assumptions && *negated);
+	z3::expr_vector v(session->c);
+	for (const z3::expr &p : parts)
+		v.push_back(p);
+	return session->purify(assumptions() && z3::mk_or(v));
+}
+
+const z3::expr *Query::part(size_t i)
+{
+	while (parts.size() <= i && !exhausted) {
+		fl::sym::Session::Scope scope(*session);
+		if (std::optional<z3::expr> p = next_part(*this))
+			parts.push_back(std::move(*p));
+		else
+			exhausted = true;
+	}
+	return i < parts.size() ? &parts[i] : nullptr;
 }
 
 // Every map map_create leaves (obligation 7 proves it of array_map_alloc):
@@ -100,27 +117,12 @@ expr geometry_facts(z3::context &c, const port::Kernel &k, const port::Geometry 
 
 namespace {
 
-port::Kernel kernel_of(const Setup &st, Patch level)
-{
-	Door door = st.assume == Assume::anon ? Door::anon : st.assume == Assume::regular ? Door::regular : Door::direct;
-	return {level, st.bits, st.shift, door, st.bypass};
-}
-
-struct Run {
-	std::vector<Path> paths;
-	std::vector<std::optional<port::Mapped>> out;
-};
-
-Run explore_mmap(Query &q, const char *name, const port::Kernel &k)
-{
-	sym::Explorer e(name);
-	auto r = e.explore<port::Mapped>([&]() { return port::world(k.bits).mmap_fault(k, *q.in); });
-	return {std::move(r.paths), std::move(r.out)};
-}
+Door door_of(Assume a) { return a == Assume::anon ? Door::anon : a == Assume::regular ? Door::regular : Door::direct; }
 
 // a path that did not finish: the row cannot be proved from the others
-void note_cut(Query &q, const Path &p)
+void note_path(Query &q, const Path &p)
 {
+	q.paths++;
 	if (p.status != Path::bug && p.status != Path::cut)
 		return;
 	if (!q.cut++)
@@ -136,8 +138,6 @@ expr visible_page(z3::context &c, const port::Geometry &g, unsigned shift, const
 	return off >= c.int_val(g.hdr_bytes) && off < c.int_val(g.hdr_bytes) + g.visible;
 }
 
-expr mapped_area_page(z3::context &c, const Event &e) { return c.bool_val(e.area == port::kMapAreaId); }
-
 // the user fault a path took, if it got that far
 std::optional<expr> fault_of(const Path &p)
 {
@@ -147,84 +147,183 @@ std::optional<expr> fault_of(const Path &p)
 	return std::nullopt;
 }
 
-// obligations 1 and 4: a bad PTE; pre's installs happen inside f_op->mmap,
-// a lazy level's in the fault (the one at the faulting address). A path cut
-// later (a loop it could not accelerate) counts with the PTEs it installed
-// before: enough for a counterexample, which the replay then confirms.
-expr bad_install(Query &q, const Run &r, bool lazy, const std::function<expr(const Event &)> &bad)
+// what f_op->mmap said on a path: the VMA it got accepted (ret 0) or
+// refused, and `about` that VMA
+expr mmap_said(const Path &p, bool accepted, const std::function<expr(const Event &)> &about = nullptr)
 {
-	z3::context &c = q.session->c;
+	z3::context &c = p.cond.ctx();
 	expr any = c.bool_val(false);
-	for (size_t i = 0; i < r.paths.size(); i++) {
-		const Path &p = r.paths[i];
-		note_cut(q, p);
-		std::optional<expr> fault = fault_of(p);
-		if (lazy && !fault)
-			continue;
-		expr some = c.bool_val(false);
-		for (const Event &e : p.events)
-			if (e.kind == Event::install) {
-				some = some || (lazy ? e.a == *fault && bad(e) : bad(e));
-				std::string n = "path" + std::to_string(i) + " install area " + std::to_string(e.area);
-				q.debug.push_back({n + " cond", p.cond});
-				q.debug.push_back({n + " uaddr", e.a});
-				q.debug.push_back({n + " index", e.b});
-				q.debug.push_back({n + " bad", bad(e)});
-			}
-		any = any || (p.cond && some);
+	for (const Event &e : p.events)
+		if (e.kind == Event::mmap && (e.ret == 0) == accepted)
+			any = any || (about ? about(e) : c.bool_val(true));
+	return any;
+}
+
+}  // namespace
+
+// The explorations of one setting (kmodel.h), one Session per level (the
+// order explorations run in one Z3 context steers its heuristics: a
+// level's own paths first, then pre's for obligation 3, as when each row
+// had its own): mmap_fault, and mmap alone (obligation 2 asks only what
+// f_op->mmap said), each path kept once explored, for every row of the
+// setting that asks.
+struct Scenario {
+	unsigned bits, shift;
+	Assume assume;
+
+	struct Stream {
+		Stream(const port::Kernel &k, const std::string &name) : k(k), e(name) {}
+		port::Kernel k;
+		sym::Explorer e;
+		std::vector<Path> paths;
+		std::vector<std::optional<port::Mapped>> out;  // done paths: what mmap_fault returned
+		std::optional<port::Mapped> last;
+	};
+	struct Level {  // one level's rows: the map's inputs and geometry, the streams
+		std::shared_ptr<fl::sym::Session> session = std::make_shared<fl::sym::Session>();
+		std::optional<port::Inputs> in;
+		std::optional<port::Geometry> g;
+		std::map<std::pair<Patch, bool>, std::unique_ptr<Stream>> streams;
+	};
+	std::map<Patch, std::unique_ptr<Level>> levels;
+
+	port::Kernel kernel(Patch level, bool fault) const
+	{
+		return {level, bits, shift, door_of(assume), true, fault};
 	}
-	return any;
-}
 
-// what f_op->mmap said: the VMA it got was accepted (ret 0) or refused
-expr mmap_said(const Run &r, bool accepted, const std::function<expr(const Event &)> &about = nullptr)
+	Level &level(Patch p)
+	{
+		std::unique_ptr<Level> &l = levels[p];
+		if (l)
+			return *l;
+		l = std::make_unique<Level>();
+		fl::sym::Session &s = *l->session;
+		fl::sym::Session::Scope scope(s);
+		z3::context &c = s.c;
+		port::Kernel k = kernel(p, true);
+		l->in = port::Inputs::make(s, k);
+		const port::Inputs &in = *l->in;
+		l->g = port::world(bits).geometry(k, in);
+		// the map and a neighbouring area as vmalloc leaves them, and the door's ABI:
+		// in the domain, so every exploration's branches see them
+		s.domain.push_back(geometry_facts(c, k, *l->g));
+		s.domain.push_back(in.nbase.e + in.nsize.e <= in.base.e || in.base.e + in.size.e <= in.nbase.e);
+		s.domain.push_back(in.nbase.e + in.nsize.e <= fl::sym::int_of(l->g->vmalloc_end));
+		if (assume != Assume::direct)
+			s.domain.push_back(reachable_pgoff(c, bits, shift, in.vm_pgoff.e));
+		return *l;
+	}
+
+	// `which`'s exploration in the session of `in`'s rows
+	Stream &stream(Level &in, Patch which, bool fault)
+	{
+		std::unique_ptr<Stream> &s = in.streams[{which, fault}];
+		if (!s) {
+			/* the explorer's name prefixes its loop variables: one per stream */
+			s = std::make_unique<Stream>(kernel(which, fault), std::string(to_string(which)) + (fault ? "" : "m"));
+			s->e.start([this, raw = s.get(), &in]() { raw->last.emplace(port::world(bits).mmap_fault(raw->k, *in.in)); });
+		}
+		return *s;
+	}
+
+	// path i of the stream, explored if it is not yet; false past the last
+	bool have(Level &in, Stream &s, size_t i)
+	{
+		fl::sym::Session::Scope scope(*in.session);
+		while (s.paths.size() <= i) {
+			std::optional<Path> p = s.e.next();
+			if (!p)
+				return false;
+			if (getenv("FL_TMP_PATHS")) fprintf(stderr, "path %zu status %d fresh %u calls %u\n", s.paths.size(), (int)p->status, s.e.fresh_checks, s.e.solver_calls);
+			s.paths.push_back(std::move(*p));
+			s.out.push_back(std::move(s.last));
+			s.last.reset();
+		}
+		return true;
+	}
+};
+
+std::shared_ptr<Scenario> make_scenario(unsigned bits, unsigned shift, Assume assume)
 {
-	z3::context &c = r.paths.empty() ? fl::sym::ctx() : r.paths[0].cond.ctx();
-	expr any = c.bool_val(false);
-	for (const Path &p : r.paths)
-		for (const Event &e : p.events)
-			if (e.kind == Event::mmap && (e.ret == 0) == accepted)
-				any = any || (p.cond && (about ? about(e) : c.bool_val(true)));
-	return any;
+	auto sc = std::make_shared<Scenario>();
+	sc->bits = bits;
+	sc->shift = shift;
+	sc->assume = assume;
+	return sc;
 }
 
-expr negated_property(Query &q, const port::Geometry &g)
+namespace {
+
+// obligations 1-4 and 6: path by path of the level's stream
+void mmap_rows(Query &q)
 {
 	const Setup &st = q.setup;
-	z3::context &c = q.session->c;
-	Patch level = *st.level;
-	Run r = explore_mmap(q, "l", kernel_of(st, level));
-	q.paths += (unsigned)r.paths.size();
-	q.debug.push_back({"visible", g.visible});
-	q.debug.push_back({"area size", g.size});
-	bool lazy = level != Patch::pre;
-	auto not_visible = [&](const Event &e) { return !visible_page(c, g, st.shift, e); };
-	switch (st.obligation) {
-	case 1:
-		return bad_install(q, r, lazy, not_visible);
-	case 4:
-		return bad_install(q, r, lazy, [&](const Event &e) { return !mapped_area_page(c, e); });
-	case 2: {  /* refused although inside the visible data */
-		for (const Path &p : r.paths)
-			note_cut(q, p);
-		expr ps = c.int_val((uint64_t)1 << st.shift);
-		return mmap_said(r, false, [&](const Event &e) { return e.a * ps + (e.c - e.b) <= g.visible; });
+	Scenario &sc = *q.scenario;
+	Scenario::Level &lv = sc.level(*st.level);
+	z3::context &c = lv.session->c;
+	const port::Geometry &g = *lv.g;
+	const Patch level = *st.level;
+	const bool lazy = level != Patch::pre;
+	const expr ps = c.int_val((uint64_t)1 << st.shift);
+	Scenario::Stream &s = sc.stream(lv, level, st.obligation != 2);
+	auto not_visible = [&lv, &c, shift = st.shift](const Event &e) { return !visible_page(c, *lv.g, shift, e); };
+
+	// obligation 3: pre's paths, whole, in the level's session, after the
+	// level's first kLevelFirst (the order the paths reach the session in
+	// steers Z3: with pre's explored first, v3's window loop at 64 bits
+	// went unfinished); a level with more paths goes on streaming
+	expr pre_accepts = c.bool_val(false), pre_refuses = c.bool_val(false);
+	Scenario::Stream *pre = nullptr;
+	if (st.obligation == 3) {
+		constexpr size_t kLevelFirst = 20;
+		for (size_t i = 0; i < kLevelFirst && sc.have(lv, s, i); i++)
+			;
+		pre = &sc.stream(lv, Patch::pre, true);
+		for (size_t i = 0; sc.have(lv, *pre, i); i++) {
+			const Path &pp = pre->paths[i];
+			note_path(q, pp);
+			pre_accepts = pre_accepts || (pp.cond && mmap_said(pp, true));
+			pre_refuses = pre_refuses || (pp.cond && mmap_said(pp, false));
+		}
 	}
-	case 3: {
-		Run pre = explore_mmap(q, "p", kernel_of(st, Patch::pre));
-		q.paths += (unsigned)pre.paths.size();
-		for (const Path &p : r.paths)
-			note_cut(q, p);
-		for (const Path &p : pre.paths)
-			note_cut(q, p);
-		expr differ = (mmap_said(pre, true) && mmap_said(r, false)) || (mmap_said(pre, false) && mmap_said(r, true));
-		// the page pre's remap put at the faulting address, and the fault's
-		for (size_t i = 0; i < r.paths.size(); i++) {
-			if (!r.out[i] || !r.out[i]->faulted)
-				continue;
-			const Path &p = r.paths[i];
-			const expr &at = r.out[i]->fault;
-			for (const Path &pp : pre.paths)
+
+	auto index = std::make_shared<size_t>(0);
+	q.next_part = [&sc, &lv, &s, pre, index, g, ps, lazy, not_visible, pre_accepts, pre_refuses](
+			      Query &q) -> std::optional<expr> {
+		size_t i = (*index)++;
+		if (!sc.have(lv, s, i))
+			return std::nullopt;
+		const Path &p = s.paths[i];
+		note_path(q, p);
+		const std::optional<port::Mapped> &m = s.out[i];
+		z3::context &c = p.cond.ctx();
+		expr bad = c.bool_val(false);
+		switch (q.setup.obligation) {
+		case 1:
+		case 4: {  /* a bad PTE: pre's inside f_op->mmap, a lazy level's at the fault */
+			// a path cut later (a loop it could not accelerate) counts with
+			// the PTEs it installed before: enough for a counterexample, which
+			// the replay then confirms
+			std::optional<expr> fault = fault_of(p);
+			if (lazy && !fault)
+				break;
+			for (const Event &e : p.events)
+				if (e.kind == Event::install) {
+					expr wrong = q.setup.obligation == 1 ? not_visible(e) : c.bool_val(e.area != port::kMapAreaId);
+					bad = bad || (lazy ? e.a == *fault && wrong : wrong);
+				}
+			break;
+		}
+		case 2:  /* refused although inside the visible data */
+			bad = mmap_said(p, false, [&](const Event &e) { return e.a * ps + (e.c - e.b) <= g.visible; });
+			break;
+		case 3: {  /* pre accepts what the level refuses, or the other way, or another page */
+			bad = (mmap_said(p, false) && pre_accepts) || (mmap_said(p, true) && pre_refuses);
+			if (!m || !m->faulted)
+				break;
+			const expr &at = m->fault;
+			for (const Path &pp : pre->paths)
 				for (const Event &pe : pp.events) {
 					if (pe.kind != Event::install)
 						continue;
@@ -232,37 +331,40 @@ expr negated_property(Query &q, const port::Geometry &g)
 					for (const Event &e : p.events)
 						if (e.kind == Event::install)
 							other = other && (e.a != at || e.area != pe.area || e.b != pe.b);
-					differ = differ || (p.cond && pp.cond && pe.a == at && other);
+					bad = bad || (pp.cond && pe.a == at && other);
 				}
+			break;
 		}
-		return differ;
-	}
-	case 6: {  /* every PTE of the window, the faulting address's included */
-		expr any = c.bool_val(false);
-		expr ps = c.int_val((uint64_t)1 << st.shift);
-		expr table = ps * c.int_val((uint64_t)(1u << st.shift) / (st.bits / 8));  /* PTRS_PER_PTE pages */
-		for (size_t i = 0; i < r.paths.size(); i++) {
-			const Path &p = r.paths[i];
-			note_cut(q, p);
-			if (!r.out[i] || !r.out[i]->faulted)
-				continue;
-			const port::Mapped &m = *r.out[i];
-			expr some = c.bool_val(false);
+		case 6: {  /* every PTE of the window, the faulting address's included */
+			if (!m || !m->faulted)
+				break;
+			expr table = ps * c.int_val((uint64_t)(1u << q.setup.shift) / (q.setup.bits / 8));  /* PTRS_PER_PTE pages */
 			for (const Event &e : p.events)
 				if (e.kind == Event::install)
-					some = some || e.a < m.vm_start || e.a >= m.vm_end || e.a / table != m.fault / table ||
-					       !visible_page(c, g, st.shift, e);
-			any = any || (p.cond && some);
+					bad = bad || e.a < m->vm_start || e.a >= m->vm_end || e.a / table != m->fault / table ||
+					      not_visible(e);
+			break;
 		}
-		return any;
-	}
-	}
-	return c.bool_val(false);
+		}
+		return p.cond && bad;
+	};
+}
+
+// a level-independent row: every path explored, its disjuncts handed out in order
+void all_parts(Query &q, std::vector<expr> parts)
+{
+	auto left = std::make_shared<std::vector<expr>>(std::move(parts));
+	auto index = std::make_shared<size_t>(0);
+	q.next_part = [left, index](Query &) -> std::optional<expr> {
+		if (*index >= left->size())
+			return std::nullopt;
+		return (*left)[(*index)++];
+	};
 }
 
 // obligation 5: __split_vma (either piece first) and vm_area_dup of the
 // piece keep linear_page_index of an address in it
-expr split_negated(Query &q)
+void split_rows(Query &q)
 {
 	const Setup &st = q.setup;
 	fl::sym::Session &s = *q.session;
@@ -278,25 +380,24 @@ expr split_negated(Query &q)
 	// a VMA ends below 2^BITS (TASK_SIZE): its vm_end does not wrap to 0
 	s.domain.push_back(len > 0 && start + len < fl::sym::int_of(fl::sym::pow2(st.bits)) && start < at &&
 			   at < start + len && start <= addr && addr < start + len);
-	port::Kernel k = kernel_of(st, Patch::pre);
-	expr any = c.bool_val(false);
+	port::Kernel k{Patch::pre, st.bits, st.shift, Door::anon};
+	std::vector<expr> parts;
 	for (int below : {0, 1}) {
 		sym::Explorer e(below ? "b" : "a");
 		auto r = e.explore<port::Split>(
 			[&]() { return port::world(st.bits).split(k, start, len, pgoff, at, addr, below); });
-		q.paths += (unsigned)r.paths.size();
 		for (size_t i = 0; i < r.paths.size(); i++) {
-			note_cut(q, r.paths[i]);
+			note_path(q, r.paths[i]);
 			if (r.out[i])
-				any = any || (r.paths[i].cond &&
-					      (r.out[i]->after_split != r.out[i]->index || r.out[i]->after_dup != r.out[i]->index));
+				parts.push_back(r.paths[i].cond &&
+						(r.out[i]->after_split != r.out[i]->index || r.out[i]->after_dup != r.out[i]->index));
 		}
 	}
-	return any;
+	all_parts(q, std::move(parts));
 }
 
 // obligation 7: a map array_map_alloc creates (exact products) breaks a fact
-expr geometry_negated(Query &q)
+void geometry_rows(Query &q)
 {
 	const Setup &st = q.setup;
 	fl::sym::Session &s = *q.session;
@@ -305,54 +406,38 @@ expr geometry_negated(Query &q)
 	port::Kernel k{Patch::pre, st.bits, st.shift, Door::anon, st.bypass};
 	sym::Explorer e("g");
 	auto r = e.explore<port::Allocated>([&]() { return port::world(st.bits).alloc(k, vs, me); });
-	q.paths += (unsigned)r.paths.size();
-	expr any = c.bool_val(false);
+	std::vector<expr> parts;
 	for (size_t i = 0; i < r.paths.size(); i++) {
-		note_cut(q, r.paths[i]);
-		if (r.out[i] && r.out[i]->ok) {
-			const port::Geometry &g = r.out[i]->g;
-			any = any || (r.paths[i].cond && !geometry_facts(c, k, g));
-			for (auto [n, e] : {std::pair{"addr", g.addr}, {"size", g.size}, {"vaddr", g.vmalloc_addr}, {"visible", g.visible}, {"es", g.elem_size}})
-				q.debug.push_back({"path" + std::to_string(i) + " " + n, e});
-			q.debug.push_back({"path" + std::to_string(i) + " cond", r.paths[i].cond});
-		}
+		note_path(q, r.paths[i]);
+		if (r.out[i] && r.out[i]->ok)
+			parts.push_back(r.paths[i].cond && !geometry_facts(c, k, r.out[i]->g));
 	}
-	return any;
+	all_parts(q, std::move(parts));
 }
 
 }  // namespace
 
-Query build_query(const Setup &st)
+Query build_query(const Setup &st, std::shared_ptr<Scenario> scenario)
 {
 	Query q;
 	q.setup = st;
-	q.session = std::make_unique<fl::sym::Session>();
+	if (st.obligation == 5 || st.obligation == 7) {
+		q.session = std::make_shared<fl::sym::Session>();
+		fl::sym::Session::Scope scope(*q.session);
+		if (st.obligation == 5)
+			split_rows(q);
+		else
+			geometry_rows(q);
+		return q;
+	}
+	if (!scenario)
+		scenario = make_scenario(st.bits, st.shift, st.assume);
+	Scenario::Level &lv = scenario->level(*st.level);
+	q.scenario = scenario;
+	q.session = lv.session;
+	q.in = &*lv.in;
 	fl::sym::Session::Scope scope(*q.session);
-	fl::sym::Session &s = *q.session;
-	z3::context &c = s.c;
-	if (st.obligation == 5) {
-		q.negated = split_negated(q);
-		q.assumptions = s.domain_formula();
-		return q;
-	}
-	if (st.obligation == 7) {
-		q.negated = geometry_negated(q);
-		q.assumptions = s.domain_formula();
-		return q;
-	}
-	port::Kernel k = kernel_of(st, *st.level);
-	q.in = port::Inputs::make(s, k);
-	const port::Inputs &in = *q.in;
-	port::Geometry g = port::world(st.bits).geometry(k, in);
-	// the map and a neighbouring area as vmalloc leaves them, and the door's ABI:
-	// in the domain, so every exploration's branches see them
-	s.domain.push_back(geometry_facts(c, k, g));
-	s.domain.push_back(in.nbase.e + in.nsize.e <= in.base.e || in.base.e + in.size.e <= in.nbase.e);
-	s.domain.push_back(in.nbase.e + in.nsize.e <= fl::sym::int_of(g.vmalloc_end));
-	if (st.assume != Assume::direct)
-		s.domain.push_back(reachable_pgoff(c, st.bits, st.shift, in.vm_pgoff.e));
-	q.negated = negated_property(q, g);
-	q.assumptions = s.domain_formula();
+	mmap_rows(q);
 	return q;
 }
 

@@ -21,6 +21,7 @@ namespace {
 // (both ways); a loop check or a concrete value that takes more ends its
 // path unfinished
 constexpr unsigned kBranch = 2'000'000, kExact = 20'000'000;
+const unsigned kFreshChecks = getenv("FL_TMP_CAP") ? atoi(getenv("FL_TMP_CAP")) : 32;
 
 thread_local Session *g_session = nullptr;
 thread_local Explorer *g_explorer = nullptr;
@@ -70,13 +71,15 @@ z3::check_result check_portfolio(z3::solver &s, unsigned rlimit, unsigned timeou
 	struct Try {
 		unsigned budget, core, guard_ms;
 	};
-	for (Try t : {Try{rlimit / 8, 2, 0}, Try{rlimit / 8, 6, 2000}, Try{rlimit, 2, 0}, Try{rlimit, 6, 0}}) {
+	for (Try t : {Try{rlimit / 8, 2, 0}, Try{rlimit / 8, 6, 500}, Try{rlimit, 2, 0}, Try{rlimit, 6, 2000}}) {
 		z3::params p(s.ctx());
 		p.set("rlimit", t.budget);
 		p.set("arith.solver", t.core);
 		p.set("timeout", t.guard_ms ? std::min(t.guard_ms, timeout_ms) : timeout_ms);
 		s.set(p);
+		auto t0 = std::chrono::steady_clock::now();
 		z3::check_result r = s.check();
+		if (getenv("FL_TMP_TRIES")) fprintf(stderr, "try budget %u core %u -> %d %.0f ms\n", t.budget, t.core, (int)r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 		if (r != z3::unknown)
 			return r;
 	}
@@ -166,6 +169,62 @@ z3::expr Session::purify(const z3::expr &f)
 	}
 	keep_.push_back(f);
 	purified_.emplace(f.id(), out);
+	return out;
+}
+
+const std::vector<unsigned> &Session::consts(const z3::expr &e)
+{
+	auto it = consts_.find(e.id());
+	if (it != consts_.end())
+		return it->second;
+	std::vector<unsigned> out;
+	if (e.is_const() && !e.is_numeral()) {
+		out.push_back(e.id());
+	} else if (e.is_app()) {
+		for (unsigned i = 0; i < e.num_args(); i++) {
+			const std::vector<unsigned> &sub = consts(e.arg(i));
+			out.insert(out.end(), sub.begin(), sub.end());
+		}
+		std::sort(out.begin(), out.end());
+		out.erase(std::unique(out.begin(), out.end()), out.end());
+	}
+	keep_.push_back(e);
+	return consts_.emplace(e.id(), std::move(out)).first->second;
+}
+
+std::vector<z3::expr> Session::slice(const std::vector<z3::expr> &from, const std::vector<z3::expr> &roots)
+{
+	std::vector<z3::expr> conjuncts;
+	std::function<void(const z3::expr &)> split = [&](const z3::expr &e) {
+		if (e.is_app() && e.decl().decl_kind() == Z3_OP_AND)
+			for (unsigned i = 0; i < e.num_args(); i++)
+				split(e.arg(i));
+		else if (!e.is_true())
+			conjuncts.push_back(e);
+	};
+	for (const z3::expr &e : from)
+		split(e);
+	std::unordered_set<unsigned> reached;
+	for (const z3::expr &r : roots)
+		for (unsigned v : consts(r))
+			reached.insert(v);
+	std::vector<bool> taken(conjuncts.size(), false);
+	for (bool grew = true; grew;) {  /* to a fixpoint: few rounds, the chains are short */
+		grew = false;
+		for (size_t i = 0; i < conjuncts.size(); i++) {
+			if (taken[i])
+				continue;
+			const std::vector<unsigned> &vs = consts(conjuncts[i]);
+			if (std::none_of(vs.begin(), vs.end(), [&](unsigned v) { return reached.count(v); }))
+				continue;
+			taken[i] = grew = true;
+			reached.insert(vs.begin(), vs.end());
+		}
+	}
+	std::vector<z3::expr> out;
+	for (size_t i = 0; i < conjuncts.size(); i++)
+		if (taken[i])
+			out.push_back(conjuncts[i]);
 	return out;
 }
 
@@ -311,11 +370,20 @@ z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uin
 		if (r != z3::unknown)
 			return r;
 	}
+	// the checks below take up to seconds each: an exploration that needs
+	// more than kFreshChecks of them ends its paths unfinished from there
+	// (deterministic; a row that needs its paths is then not proved)
+	if (++fresh_checks > kFreshChecks)
+		throw PathEnd{Path::cut, "explorer: out of budget (" + std::to_string(kFreshChecks) + " fresh solver checks)"};
 	z3::solver text(session().c);
+	std::vector<z3::expr> all, roots(pc_.begin(), pc_.end());
 	for (const z3::expr &a : solver_->assertions())
-		text.add(a);
+		all.push_back(a);
 	if (probe)
-		text.add(session().c.int_const("fl!probe") == session().purify(*probe));
+		all.push_back(session().c.int_const("fl!probe") == session().purify(*probe));
+	roots.push_back(all.back());  /* the fork's condition, or the probe */
+	for (const z3::expr &a : session().slice(all, roots))
+		text.add(a);
 	z3::context fresh;
 	z3::solver s(fresh);
 	s.add(fresh.parse_string(text.to_smt2().c_str()));
@@ -365,38 +433,54 @@ bool Explorer::on_stack(const void *p, const void *here)
 	return p > here && p < g_stack_top;
 }
 
-void Explorer::run_all(const std::function<void()> &body, const std::function<void(Path)> &finish)
+void Explorer::start(std::function<void()> body)
 {
+	body_ = std::move(body);
+	todo_ = {Job{}};
+}
+
+// One job of the depth-first walk: its decisions replayed, then extended
+// until the run ends (a restart runs the same decisions again with the
+// loop plan it found).
+std::optional<Path> Explorer::next()
+{
+	if (todo_.empty())
+		return std::nullopt;
 	ExplorerScope scope(this);
 	char top;
-	const void *outer = g_stack_top;
+	struct StackTop {
+		const void *outer = g_stack_top;
+		~StackTop() { g_stack_top = outer; }
+	} restore;
 	g_stack_top = &top;  /* every Word the runs put on the stack lies below */
-	todo_ = {Job{}};
-	while (!todo_.empty()) {
-		prefix_ = std::move(todo_.back().prefix);
-		plans_ = std::move(todo_.back().plans);
-		todo_.pop_back();
-		for (;;) {
-			start_run();
-			size_t domain_before = session().domain.size();
-			Path p;
-			try {
-				body();
-				p.status = Path::done;
-			} catch (const Restart &) {
-				session().domain.erase(session().domain.begin() + (long)domain_before, session().domain.end());
-				continue;  /* the same decisions again, with the new plan */
-			} catch (const PathEnd &e) {
-				p.status = e.status;
-				p.why = e.why;
-			}
-			p.cond = pc();
-			p.events = std::move(events_);
-			finish(std::move(p));
-			break;
+	prefix_ = std::move(todo_.back().prefix);
+	plans_ = std::move(todo_.back().plans);
+	todo_.pop_back();
+	for (;;) {
+		start_run();
+		size_t domain_before = session().domain.size();
+		Path p;
+		try {
+			body_();
+			p.status = Path::done;
+		} catch (const Restart &) {
+			session().domain.erase(session().domain.begin() + (long)domain_before, session().domain.end());
+			continue;  /* the same decisions again, with the new plan */
+		} catch (const PathEnd &e) {
+			p.status = e.status;
+			p.why = e.why;
 		}
+		p.cond = pc();
+		p.events = std::move(events_);
+		return p;
 	}
-	g_stack_top = outer;
+}
+
+void Explorer::run_all(const std::function<void()> &body, const std::function<void(Path)> &finish)
+{
+	start(body);
+	while (std::optional<Path> p = next())
+		finish(std::move(*p));
 }
 
 bool Explorer::decide(z3::expr cond, const void *site)
@@ -691,13 +775,8 @@ void Explorer::loop_head(const z3::expr &cond, const void *site)
 	for (const Plan &plan : plans_)
 		if (plan.site == site)
 			return;  /* planned: after_decision acts on it */
-	static const unsigned unroll = getenv("FL_SYM_UNROLL") ? (unsigned)atoi(getenv("FL_SYM_UNROLL")) : 0;
 	std::vector<Saved> now = snapshot();
 	auto last = last_.find(site);
-	if (last != last_.end() && visit <= unroll) {  /* unrolled so far */
-		last->second = std::move(now);
-		return;
-	}
 	if (last == last_.end()) {
 		last_[site] = std::move(now);
 		return;

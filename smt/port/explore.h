@@ -67,6 +67,14 @@ public:
 	z3::expr purify(const z3::expr &f);
 	std::vector<z3::expr> defs;
 
+	// The assertions a query needs: the conjuncts of `from` that share a
+	// variable, transitively, with `roots`. A Session holds every
+	// exploration of a setting; one level's branch or one path's disjunct
+	// does not need the others' definitions, and Z3's heuristics wander
+	// more with them (a loop check at v3's window went unknown after
+	// pre's remap loop had been explored in the same session).
+	std::vector<z3::expr> slice(const std::vector<z3::expr> &from, const std::vector<z3::expr> &roots);
+
 	struct Scope {
 		explicit Scope(Session &s);
 		~Scope();
@@ -78,6 +86,8 @@ private:
 	std::map<unsigned, z3::expr> factors_;                          // their terms, by id
 	std::map<unsigned, z3::expr> purified_;                       // by AST id
 	std::map<std::pair<unsigned, unsigned>, std::pair<z3::expr, z3::expr>> divmod_;  // (t, m) -> (q, r)
+	std::map<unsigned, std::vector<unsigned>> consts_;  // an AST's variables (by id), by AST id
+	const std::vector<unsigned> &consts(const z3::expr &e);
 	std::vector<z3::expr> keep_;  // the ASTs the maps' ids name stay alive
 };
 
@@ -144,7 +154,14 @@ public:
 		});
 		return r;
 	}
-	unsigned forks = 0, solver_calls = 0, accelerated = 0, runs = 0;
+	unsigned forks = 0, solver_calls = 0, accelerated = 0, runs = 0, fresh_checks = 0;
+
+	// The paths one at a time, for a caller that may stop early (a
+	// counterexample found): start, then next() until it says none is
+	// left. The body's Words must not outlive a run.
+	void start(std::function<void()> body);
+	std::optional<Path> next();
+	bool finished() const { return todo_.empty(); }
 
 	// the hooks of symbolic/word.h and symbolic/containers.h
 	bool decide(z3::expr cond, const void *site);
@@ -204,6 +221,7 @@ private:
 
 	std::string name_;
 	unsigned max_decisions_;
+	std::function<void()> body_;
 	struct Job {
 		std::vector<bool> prefix;  // the decisions to replay
 		std::vector<Plan> plans;   // the loop heads found on the way

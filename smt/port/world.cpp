@@ -166,6 +166,8 @@ port::Mapped mmap_fault(const port::Kernel &k, const port::Inputs &in)
 	out.accepted = true;
 	out.vm_start = vma->vm_start.expr();
 	out.vm_end = vma->vm_end.expr();
+	if (!k.fault)
+		return out;
 	ulong page = input<ulong>(in.page);
 	if (kcfg->patch == Patch::pre || !(page < vma_pages(vma)))
 		return out;  /* pre: remap_vmalloc_range installed every page */

@@ -25,6 +25,7 @@ struct Kernel {
 	unsigned shift = 12;  // PAGE_SHIFT
 	Door door = Door::anon;
 	bool bypass_spec_v1 = true;
+	bool fault = true;  // mmap_fault: false stops after mmap (what f_op->mmap said is all a row asks)
 };
 
 // One input: a term over Session variables, the range and alignment the

@@ -31,7 +31,7 @@ bool prior_pte(const z3::expr &addr);
 
 // Called with every PTE the port installs (the world's probe: smt/port/world.cpp).
 template <class Ulong, class Pte> struct install_probe {
-	static inline void (*fn)(const Ulong &addr, const Pte &pte) = nullptr;
+	static inline thread_local void (*fn)(const Ulong &addr, const Pte &pte) = nullptr;
 };
 
 template <class Ulong, class Pte> class page_table {

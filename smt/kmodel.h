@@ -74,10 +74,6 @@ struct Query {
 	const z3::expr *part(size_t i);
 	bool complete() const { return exhausted && cut == 0; }
 	z3::expr assumptions() const { return session->domain_formula(); }
-	// what Z3 decides for the disjuncts seen, --emit's script: the
-	// assumptions and the negated property with every mod/div by a number
-	// purified (Session::purify), as linear integer arithmetic
-	z3::expr formula() const;
 };
 // st's row; obligations 1-4 and 6 in scenario (make_scenario of st's
 // setting), obligations 5 and 7 in a session of their own

@@ -81,14 +81,6 @@ std::vector<Setup> all_setups()
 	return out;
 }
 
-z3::expr Query::formula() const
-{
-	z3::expr_vector v(session->c);
-	for (const z3::expr &p : parts)
-		v.push_back(p);
-	return session->purify(assumptions() && z3::mk_or(v));
-}
-
 const z3::expr *Query::part(size_t i)
 {
 	while (parts.size() <= i && !exhausted) {
@@ -235,7 +227,6 @@ struct Scenario {
 			std::optional<Path> p = s.e.next();
 			if (!p)
 				return false;
-			if (getenv("FL_TMP_PATHS")) fprintf(stderr, "path %zu status %d fresh %u calls %u\n", s.paths.size(), (int)p->status, s.e.fresh_checks, s.e.solver_calls);
 			s.paths.push_back(std::move(*p));
 			s.out.push_back(std::move(s.last));
 			s.last.reset();
@@ -270,15 +261,18 @@ void mmap_rows(Query &q)
 	auto not_visible = [&lv, &c, shift = st.shift](const Event &e) { return !visible_page(c, *lv.g, shift, e); };
 
 	// obligation 3: pre's paths, whole, in the level's session, after the
-	// level's first kLevelFirst (the order the paths reach the session in
-	// steers Z3: with pre's explored first, v3's window loop at 64 bits
-	// went unfinished); a level with more paths goes on streaming
+	// level's own (the order the paths reach the session in steers Z3:
+	// with pre's explored first, v3's window loop at 64 bits went
+	// unfinished): after those an earlier row of the level explored (in
+	// the table, obligation 1's), or else its first kLevelFirst; the rest
+	// stream as the row asks
 	expr pre_accepts = c.bool_val(false), pre_refuses = c.bool_val(false);
 	Scenario::Stream *pre = nullptr;
 	if (st.obligation == 3) {
 		constexpr size_t kLevelFirst = 20;
-		for (size_t i = 0; i < kLevelFirst && sc.have(lv, s, i); i++)
-			;
+		if (s.paths.empty())
+			for (size_t i = 0; i < kLevelFirst && sc.have(lv, s, i); i++)
+				;
 		pre = &sc.stream(lv, Patch::pre, true);
 		for (size_t i = 0; sc.have(lv, *pre, i); i++) {
 			const Path &pp = pre->paths[i];

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <unordered_set>
@@ -20,8 +19,8 @@ namespace {
 // Z3's deterministic work budgets: a branch that takes more is explored
 // (both ways); a loop check or a concrete value that takes more ends its
 // path unfinished
-constexpr unsigned kBranch = 2'000'000, kExact = 20'000'000;
-const unsigned kFreshChecks = getenv("FL_TMP_CAP") ? atoi(getenv("FL_TMP_CAP")) : 32;
+constexpr unsigned kBranch = 2'000'000, kExact = 20'000'000, kIncremental = 400'000;
+constexpr unsigned kFreshChecks = 16;
 
 thread_local Session *g_session = nullptr;
 thread_local Explorer *g_explorer = nullptr;
@@ -65,21 +64,20 @@ bool same(const Val &a, const Val &b)
 
 z3::check_result check_portfolio(z3::solver &s, unsigned rlimit, unsigned timeout_ms)
 {
-	// the newer core does not always stop at its rlimit: a wall-clock
-	// guard on its small-budget try (an answer, when one comes, is an
-	// answer whichever core gave it; only "unknown" could depend on time)
+	// the newer core does not always stop at its rlimit: wall-clock guards
+	// on its tries (its answers, when they come, took ~30 ms here; an
+	// answer is an answer whichever core gave it, only "unknown" could
+	// depend on time, and an unknown branch is explored both ways)
 	struct Try {
 		unsigned budget, core, guard_ms;
 	};
-	for (Try t : {Try{rlimit / 8, 2, 0}, Try{rlimit / 8, 6, 500}, Try{rlimit, 2, 0}, Try{rlimit, 6, 2000}}) {
+	for (Try t : {Try{rlimit / 8, 2, 0}, Try{rlimit / 8, 6, 200}, Try{rlimit, 2, 0}, Try{rlimit, 6, 500}}) {
 		z3::params p(s.ctx());
 		p.set("rlimit", t.budget);
 		p.set("arith.solver", t.core);
 		p.set("timeout", t.guard_ms ? std::min(t.guard_ms, timeout_ms) : timeout_ms);
 		s.set(p);
-		auto t0 = std::chrono::steady_clock::now();
 		z3::check_result r = s.check();
-		if (getenv("FL_TMP_TRIES")) fprintf(stderr, "try budget %u core %u -> %d %.0f ms\n", t.budget, t.core, (int)r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 		if (r != z3::unknown)
 			return r;
 	}
@@ -329,22 +327,7 @@ bool Explorer::feasible(const z3::expr &f, unsigned budget)
 	z3::expr pf = purified(f);
 	solver_->push();
 	solver_->add(pf);
-	auto t0 = std::chrono::steady_clock::now();
 	z3::check_result r = check_now(budget);
-	static const bool trace = getenv("FL_SYM_TRACE");
-	if (trace) {
-		double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-		static int dumped = 0;
-		if (ms > (getenv("FL_SYM_DUMP_MS") ? atof(getenv("FL_SYM_DUMP_MS")) : 3000) && getenv("FL_SYM_DUMP") && dumped < 5) {
-			std::string name = std::string(getenv("FL_SYM_DUMP")) + std::to_string(dumped++) + ".smt2";
-			FILE *fp = fopen(name.c_str(), "w");
-			fputs(solver_->to_smt2().c_str(), fp);
-			fclose(fp);
-		}
-		fprintf(stderr, "  check %s %.1f ms\n", r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown", ms);
-		if (ms > 100)
-			fprintf(stderr, "SLOW %s\nPC %s\n", f.to_string().c_str(), pc().to_string().c_str());
-	}
 	solver_->pop();
 	return r != z3::unsat;  /* unknown: explore it (an infeasible path only costs time) */
 }
@@ -360,13 +343,8 @@ bool Explorer::feasible(const z3::expr &f, unsigned budget)
 // its value in the model, where sat.
 z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uint64_t *value)
 {
-	static const bool trace = getenv("FL_SYM_TRACE");
 	if (!probe) {  /* most checks: the incremental solver, on a small budget */
-		auto t0 = std::chrono::steady_clock::now();
 		z3::check_result r = solver_->check();
-		if (trace)
-			fprintf(stderr, "  incremental %s %.1f ms\n", r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown",
-				std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 		if (r != z3::unknown)
 			return r;
 	}
@@ -407,6 +385,7 @@ void Explorer::start_run()
 	events_.clear();
 	visits_.clear();
 	last_.clear();
+	last_trip_.clear();
 	symbolized_.reset();
 	active_.reset();
 	pending_check_.reset();
@@ -414,8 +393,7 @@ void Explorer::start_run()
 	if (!solver_) {
 		solver_.emplace(session().c);
 		z3::params p(session().c);
-		static const unsigned inc = getenv("FL_SYM_INC_RLIMIT") ? (unsigned)atoi(getenv("FL_SYM_INC_RLIMIT")) : 400'000u;
-		p.set("rlimit", inc);
+		p.set("rlimit", kIncremental);
 		solver_->set(p);
 		solver_->add(session().domain_formula());
 	}
@@ -488,24 +466,18 @@ bool Explorer::decide(z3::expr cond, const void *site)
 	if (pos_ >= max_decisions_)
 		throw PathEnd{Path::cut, "more than " + std::to_string(max_decisions_) + " decisions"};
 	loop_head(cond, site);
-	static const bool trace = getenv("FL_SYM_TRACE");
-	if (trace)
-		fprintf(stderr, "decide #%zu site %p %s\n", pos_, site, cond.to_string().substr(0, 200).c_str());
 	bool d = choose(cond);
 	narrow(cond, d);
 	if (active_ && site == active_->site && pending_check_) {
 		// the generic visit: an exit goes on; going on again is subsumed,
-		// once the next trip is known not to wrap. FL_SYM_WRAP_FORK: where
-		// it may, that is a decision of its own whose other way runs the
-		// next trips as they are (exact, but v3 64 4k direct then took more
+		// once the next trip is known not to wrap. Where it may, the path
+		// is cut (forking on the wrap, the other way running the next
+		// trips as they are, was exact, but v3 64 4k direct then took more
 		// than 6 minutes of CPU where the cut took 3)
 		if (d == last_dir_[site]) {
-			z3::expr no_wrap = *pending_check_;
-			static const bool fork = getenv("FL_SYM_WRAP_FORK");
-			if (valid(no_wrap) || (fork && choose(no_wrap)))
+			if (valid(*pending_check_))
 				throw PathEnd{Path::subsumed, ""};
-			if (!fork)
-				throw PathEnd{Path::cut, "loop: a carried value may wrap in a later trip"};
+			throw PathEnd{Path::cut, "loop: a carried value may wrap in a later trip"};
 		}
 		pending_check_.reset();
 		active_.reset();
@@ -709,8 +681,6 @@ std::optional<int> Explorer::wrap_shift(const z3::expr &e, unsigned n)
 	keep_.push_back(e);
 	keep_.insert(keep_.end(), pc_.begin(), pc_.end());
 	wraps_.emplace(std::move(key), out);
-	if (getenv("FL_SYM_TRACE"))
-		fprintf(stderr, "  wrap %s: %s\n", e.to_string().substr(0, 120).c_str(), out ? std::to_string(*out).c_str() : "mod");
 	return out;
 }
 
@@ -809,12 +779,17 @@ void Explorer::loop_head(const z3::expr &cond, const void *site)
 			plan.delta.push_back(*d);
 		}
 	}
-	if (plan.carried.empty()) {
+	// and the trip before moved the same Words by the same amounts: two
+	// visits alone may be two calls of one helper in the same frame, with
+	// a flag set between them (v3's fault path: vm_flags), no loop at all
+	auto trip = std::make_pair(plan.carried, plan.delta);
+	auto before_trip = last_trip_.find(site);
+	bool confirmed = !plan.carried.empty() && before_trip != last_trip_.end() && before_trip->second == trip;
+	if (!confirmed) {
+		last_trip_[site] = std::move(trip);
 		last->second = std::move(now);
 		return;
 	}
-	if (getenv("FL_SYM_TRACE"))
-		fprintf(stderr, "PLAN site %p visit %u carried %zu dir %d\n", site, plan.visit, plan.carried.size(), (int)plan.dir);
 	plans_.push_back(std::move(plan));
 	throw Restart{};
 }
@@ -888,8 +863,6 @@ void Explorer::havoc(const z3::expr &cond, const void *site, const Plan &plan)
 	// the decision at the visit m trips later went the same way
 	z3::expr later = z3::expr(cond).substitute(from, to);
 	assume(plan.dir ? later : !later);
-	if (getenv("FL_SYM_TRACE"))
-		fprintf(stderr, "HAVOC site %p\n", site);
 	active_ = std::move(a);
 	accelerated++;
 }

@@ -14,9 +14,9 @@
 // and at the next visit the explorer checks that it moved x by the same
 // deltas and ends the path (subsumed: every later trip is that trip with a
 // larger m) where no carried value wraps in the next trip; where one may
-// (v3's window at vm_pgoff near ULONG_MAX) the path is cut, or, with
-// FL_SYM_WRAP_FORK, that is a decision of its own whose other way runs the
-// next trips as they are (C's wrap), unaccelerated (exact, but slow).
+// (v3's window at vm_pgoff near ULONG_MAX) the path is cut. A loop head is
+// a branch whose last two trips moved the same Words by the same amounts
+// (two visits alone may be two calls of one helper).
 //
 // A C wrap (symbolic/word.h) the Words' bounds cannot rule out asks the
 // path's condition first (wrap_shift): where it forces the value into
@@ -236,6 +236,8 @@ private:
 	size_t defs_added_ = 0, defs_at_base_ = 0, scopes_ = 0;
 	std::map<const void *, unsigned> visits_;               // per run
 	std::map<const void *, std::vector<Saved>> last_;       // per run
+	// per run: the Words the last trip moved (serials) and by how much
+	std::map<const void *, std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> last_trip_;
 	std::vector<Plan> plans_;                               // per job
 	std::optional<Symbolized> symbolized_;                  // per run
 	std::optional<Active> active_;                          // per run

@@ -1,79 +1,90 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The Z3 model of the array-map mmap arithmetic: one query per obligation x
-// level x width x page size x assumption. The kernel expressions are built
-// at the port's widths (unsigned long/pgoff_t = 32 or 64 bits, u32, u64)
-// from the port's constants (hdr_pgoff = 1, PTRS_PER_PTE, fault_around) as
-// exact integers reduced mod 2^width where C wraps (uint.h); properties
-// compare the unreduced integers, so no wrap can hide inside a property.
+// The obligation table over the port itself. A row runs the port's own code
+// over symbolic integers (smt/port/: mmap through do_mmap and the front
+// door, the fault through handle_mm_fault, __split_vma, map_create), one run
+// per feasible path, and states the obligation over what those runs did:
+// the PTEs they installed, what f_op->mmap returned, the page offsets. So
+// a change to the port changes the proof.
+//
+// The map is the one map_create leaves, with its geometry symbolic and
+// bound by facts (obligations.cpp: geometry_facts) that obligation 7 proves
+// over array_map_alloc's own arithmetic for every value_size, max_entries
+// and bypass_spec_v1: an over-approximation, so unsat proves the property
+// for every real map, and every sat model is re-solved with a real
+// geometry and replayed through the concrete port (replay.cpp).
 #pragma once
 
 #include <z3++.h>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/config.h"
-#include "smt/uint.h"
+#include "smt/port/explore.h"
+#include "smt/port/world.h"
 
 namespace fl::smt {
 
-// How the VMA reached f_op->mmap (assumptions.cpp). `range` is `direct`
-// plus only the syscall's reachable vm_pgoff range: it is asked for when a
-// `direct` query fails, to say which assumption rescues the result.
+// How the VMA reached f_op->mmap. anon and regular: do_mmap with its
+// offset checks and file_mmap_ok for that inode, plus the reachable
+// vm_pgoff of the syscall ABI (assumptions.cpp); direct: do_mmap without
+// them (the port's direct door); range: direct plus the ABI's vm_pgoff,
+// asked when a direct row fails, to say which assumption rescues it.
 enum class Assume : uint8_t { direct, anon, regular, range, none };
 const char *to_string(Assume);
 
 struct Setup {
-	int obligation = 1;      // 1..6
-	std::optional<Patch> level;  // none: obligation 5 (level-independent)
-	unsigned bits = 64;      // BITS_PER_LONG
-	unsigned shift = 12;     // PAGE_SHIFT
+	int obligation = 1;          // 1..6; 7: the geometry facts (geometry_facts)
+	std::optional<Patch> level;  // none: obligations 5 and 7 (level-independent)
+	unsigned bits = 64;          // BITS_PER_LONG
+	unsigned shift = 12;         // PAGE_SHIFT
 	Assume assume = Assume::anon;
-	std::string key() const;   // "1 v1 32 4k direct": the smt/expected key
-	std::string file() const;  // "o1-v1-arch32-4k-direct.smt2"
+	bool bypass = true;          // obligation 7: bpf_bypass_spec_v1()
+	std::string key() const;     // "1 v1 32 4k direct": the smt/expected key
+	std::string file() const;    // "o1-v1-arch32-4k-direct.smt2"
 };
+std::vector<Setup> all_setups();  // the table, in order
 
-// The symbolic values a counterexample is read from (Ints, see uint.h).
-struct Vars {
-	z3::expr value_size, max_entries, bypass;  // map geometry (u32, u32, bool)
-	z3::expr vm_pgoff, len, page;              // VMA (ulong) and page index in it
-	z3::expr koff;    // the kernel offset (kaddr - vmalloc base) at the page; ulong
-	z3::expr window;  // obligation 6: page index (in the VMA) of the bad window page
-};
-// The tactic every query is solved with (and the emitted .smt2 files name in
-// their check-sat-using): purify-arith gives each div/mod its own variable
-// with its defining linear constraints, so the SMT core's arithmetic solver
-// sees plain linear arithmetic. Z3's default solver for these files (QF_LIA
-// or no logic) times out on many of them; elim-uncnstr and propagate-values
-// decide o3-v1-arch32-4k-regular, which the shorter chain left undecided.
-inline const std::vector<const char *> kTactic = {"simplify", "purify-arith", "propagate-values",
-						  "solve-eqs", "elim-uncnstr", "smt"};
-std::string tactic_smt2();  // "(check-sat-using (then simplify ...))"
-z3::solver make_solver(z3::context &);
+// One width, page size and door: a Session with the map's inputs and
+// geometry, and each level's exploration of mmap (and the fault), path by
+// path, shared by that setting's rows of obligations 1-4 and 6
+// (obligations.cpp). Its rows run one after the other, on one thread.
+struct Scenario;
+std::shared_ptr<Scenario> make_scenario(unsigned bits, unsigned shift, Assume);
 
+// One row's question: the negated property as one disjunct per explored
+// path, handed out as the row asks for them (a row with a counterexample
+// stops early; a proof needs every path). Solving it: every disjunct unsat
+// (and no path unfinished) proves the row; a sat one is a counterexample.
 struct Query {
 	Setup setup;
-	z3::solver solver;  // asserts the negated property: unsat = proved
-	Vars v;
-	// Extra constraints that make a model replayable on the machine (small
-	// map, short VMA; value_size 8 and bypass_spec_v1 keep the exact
-	// geometry linear: alloc = product = 8 * max_entries), and a
-	// preference (the kernel offset lands on the header page, which the
-	// port flags as foreign_page) tried first.
-	std::vector<z3::expr> small, small8, prefer;
+	std::shared_ptr<fl::sym::Session> session;
+	std::shared_ptr<Scenario> scenario;   // rows over mmap_fault
+	const port::Inputs *in = nullptr;     // the scenario's inputs, for the replay
+	std::function<std::optional<z3::expr>(Query &)> next_part;  // none: every path seen
+	std::vector<z3::expr> parts;          // the disjuncts handed out so far
+	unsigned paths = 0, cut = 0;          // explored paths; those not finished
+	std::string cut_why;                  // the first unfinished path's reason
+	bool exhausted = false;               // every path seen
+	// the i-th disjunct, exploring on as far as it needs; null past the last
+	const z3::expr *part(size_t i);
+	bool complete() const { return exhausted && cut == 0; }
+	z3::expr assumptions() const { return session->domain_formula(); }
 };
+// st's row; obligations 1-4 and 6 in scenario (make_scenario of st's
+// setting), obligations 5 and 7 in a session of their own
+Query build_query(const Setup &st, std::shared_ptr<Scenario> scenario = nullptr);
 
-// assumptions.cpp: the front door's constraints on (vm_pgoff, len), both
-// unsigned long.
-z3::expr assumption(Assume, z3::context &, unsigned shift, const UInt &vm_pgoff, const UInt &len);
+// assumptions.cpp: the vm_pgoff the syscall ABI reaches (64-bit mmap's byte
+// offset, 32-bit mmap2's 4096-byte units), for anon, regular and range
+z3::expr reachable_pgoff(z3::context &, unsigned bits, unsigned shift, const z3::expr &vm_pgoff);
 
-// obligations.cpp
-// exact: the map geometry from value_size, max_entries and bypass
-// (nonlinear; used to re-solve counterexamples) instead of the
-// over-approximating (visible, array_size) pair the table's queries use.
-Query build_query(z3::context &, const Setup &, bool exact = false);
-std::vector<Setup> all_setups();  // the table, in order
+// obligations.cpp: what every map map_create leaves satisfies (proved by
+// obligation 7 over array_map_alloc; assumed by every other row)
+z3::expr geometry_facts(z3::context &, const port::Kernel &, const port::Geometry &);
 
 }  // namespace fl::smt

@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// faultline-prove: runs the obligation table, replays every counterexample
-// through the port, compares each row with smt/expected and optionally
-// writes every query as a standalone .smt2 script.
-//
-//	faultline-prove [--patch P] [--arch 32|64] [--obligation N] [--emit DIR]
-//	                [--expected FILE] [--timeout MS (per query, 60000)] [--emit-only]
-//	                [--verbose]
-// --emit-only writes the scripts (and no .fl models) without solving.
+// faultline-prove: runs the obligation table over the port's own code
+// (smt/port/: the port compiled over symbolic integers, one run per path),
+// replays every counterexample through the concrete port, compares each
+// row with smt/expected and optionally writes every query as a standalone
+// .smt2 script (--emit DIR). Rows of one width, page size and door share
+// their explorations and run on one thread; such settings run side by
+// side on --jobs threads (default: every core).
 // Exit 0 iff every row matches its expectation (and every counterexample
 // replayed), 1 otherwise, 2 on bad options.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
+#include <mutex>
+#include <thread>
 
 #include "check/program_text.h"
 #include "smt/replay.h"
@@ -32,21 +34,24 @@ const char *kTitles[] = {"",
 			 "completeness of the mmap bound",
 			 "eager == lazy (accepted set and kernel page)",
 			 "fault offset stays inside the allocation",
-			 "split/mremap/fork keep linear_page_index",
-			 "v3 fault-around window"};
+			 "split/fork keep linear_page_index",
+			 "v3 fault-around window",
+			 "geometry facts of every map array_map_alloc creates"};
 
 const char *kAssumeText[] = {
-	"direct: any vm_pgoff and len reach f_op->mmap",
-	"anon: do_mmap pgoff-wrap check + file_mmap_ok(ULONG_MAX) + reachable vm_pgoff",
-	"regular: do_mmap pgoff-wrap check + file_mmap_ok(MAX_LFS_FILESIZE) + reachable vm_pgoff",
+	"direct: do_mmap without its offset checks (the port's direct door)",
+	"anon: do_mmap with its offset checks and file_mmap_ok(ULONG_MAX) + reachable vm_pgoff",
+	"regular: do_mmap with its offset checks and file_mmap_ok(MAX_LFS_FILESIZE) + reachable vm_pgoff",
 	"range: direct plus only the syscall's reachable vm_pgoff",
 	"none"};
 
+constexpr const char *kUsage =
+	"faultline-prove [--patch pre|v1|v2|v3] [--arch 32|64] [--page 4k|64k] [--assume anon|regular|direct]\n"
+	"                       [--obligation 1-7] [--emit DIR] [--expected FILE] [--timeout MS] [--jobs N] [--verbose]";
+
 int usage(const char *msg)
 {
-	std::fprintf(stderr, "faultline-prove: %s\nusage: faultline-prove [--patch pre|v1|v2|v3] "
-			     "[--arch 32|64] [--obligation 1-6] [--emit DIR] [--expected FILE] [--timeout MS] [--emit-only] [--verbose]\n",
-		     msg);
+	std::fprintf(stderr, "faultline-prove: %s\nusage: %s\n", msg, kUsage);
 	return 2;
 }
 
@@ -73,100 +78,245 @@ std::map<std::string, std::string> load_expected(const std::string &path, bool *
 }
 
 struct Outcome {
-	z3::check_result res;
-	double ms;
+	z3::check_result res = z3::unsat;
+	std::optional<z3::model> model;
+	size_t part = 0;  // sat: the disjunct the model satisfies
 };
 
-Outcome check(z3::solver &s)
+// What Z3 decides for one disjunct (or their disjunction): the row's
+// assumptions, the session's definitions, extra and the disjunct, every
+// mod/div by a number purified (Session::purify, linear integer
+// arithmetic), sliced to what the disjunct and extra touch (Session::slice)
+std::vector<z3::expr> assertions(Query &q, const z3::expr &part, const std::vector<z3::expr> &extra = {})
 {
-	auto t0 = std::chrono::steady_clock::now();
-	z3::check_result r = s.check();
-	auto t1 = std::chrono::steady_clock::now();
-	return {r, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+	fl::sym::Session &session = *q.session;
+	std::vector<z3::expr> all = {session.purify(q.assumptions())}, roots = {session.purify(part)};
+	for (const z3::expr &e : extra)
+		roots.push_back(session.purify(e));
+	all.insert(all.end(), session.defs.begin(), session.defs.end());  /* after purify: its definitions */
+	all.insert(all.end(), roots.begin(), roots.end());
+	return session.slice(all, roots);
 }
 
-// A row's verdict. Obligation 6 is two queries: its own (the fault-around
-// window stays inside one PTE table and inside the VMA, whose window slot
-// j maps VMA page i + j - pte_off: no geometry, no bound) and obligation 1
-// for v3 in the same configuration (every VMA page's kernel offset is in the
-// visible data). Together they are obligation 6; alone, the combined query
-// took seconds per row.
-Outcome check_row(z3::context &ctx, const Setup &st, const z3::params &p, Query &q)
+// s.check() of them: a solver per check, without push, so that Z3
+// preprocesses the whole problem (solve-eqs on the purified definitions)
+z3::check_result check_part(Query &q, const z3::expr &part, const std::vector<z3::expr> &extra, unsigned timeout_ms,
+			    std::optional<z3::model> *model)
 {
-	Outcome o = check(q.solver);
-	if (st.obligation == 6 && o.res == z3::unsat) {
-		Setup s1 = st;
-		s1.obligation = 1;
-		Query q1 = build_query(ctx, s1);
-		q1.solver.set(p);
-		Outcome o1 = check(q1.solver);
-		o = {o1.res, o.ms + o1.ms};
+	z3::solver s(q.session->c);
+	for (const z3::expr &a : assertions(q, part, extra))
+		s.add(a);
+	z3::check_result r = fl::sym::check_portfolio(s, kRlimit, timeout_ms);
+	if (r == z3::sat && model)
+		*model = s.get_model();
+	return r;
+}
+
+// The row decided within Z3's deterministic rlimit, so a verdict does not
+// depend on the machine's load (timeout is only a wall-clock guard): one
+// check per path's disjunct of the negated property, in the order the
+// paths were explored, each a small linear problem where their
+// disjunction made Z3 give up; the first sat one is the counterexample,
+// and the exploration stops there
+Outcome solve(Query &q, unsigned timeout_ms)
+{
+	fl::sym::Session::Scope scope(*q.session);
+	Outcome o;
+	for (size_t i = 0; const z3::expr *part = q.part(i); i++) {
+		if (part->simplify().is_false())
+			continue;
+		z3::check_result r = check_part(q, *part, {}, timeout_ms, &o.model);
+		if (r == z3::sat) {
+			o.res = z3::sat;
+			o.part = i;
+			return o;
+		}
+		if (r == z3::unknown)
+			o.res = z3::unknown;
 	}
+	if (o.res == z3::unsat && !q.complete())
+		o.res = z3::unknown;  /* unfinished paths: not a proof */
 	return o;
 }
 
-// the solver's script, with its (check-sat) replaced by the tactic the
-// program uses: the file then decides like the table under `z3 FILE`
-std::string with_tactic(std::string smt2)
+// The row's script: a proof's every disjunct, a counterexample's own
+// (the path whose disjunct the model satisfies)
+void emit(const std::string &dir, Query &q, const Outcome &o, const std::string &expected_answer)
 {
-	size_t at = smt2.rfind("(check-sat)");
-	if (at != std::string::npos)
-		smt2.replace(at, std::string("(check-sat)").size(), tactic_smt2());
-	return smt2;
-}
-
-void emit(const std::string &dir, Query &q, std::string expected_answer)
-{
-	if (q.setup.obligation == 6)  /* the window part holds everywhere (do_fault_around clamps) */
-		expected_answer = "unsat";
+	fl::sym::Session::Scope scope(*q.session);
 	const Setup &st = q.setup;
+	z3::expr_vector parts(q.session->c);
+	for (size_t i = 0; i < q.parts.size(); i++)
+		if (o.res != z3::sat || i == o.part)
+			parts.push_back(q.parts[i]);
+	z3::solver s(q.session->c);
+	for (const z3::expr &a : assertions(q, z3::mk_or(parts)))
+		s.add(a);
 	std::ofstream out(dir + "/" + st.file());
 	out << "; SPDX-License-Identifier: GPL-2.0-only\n"
 	    << "; faultline obligation " << st.obligation << ": " << kTitles[st.obligation] << "\n"
-	    << "; configuration: level " << (st.level ? to_string(*st.level) : "any") << ", arch"
-	    << st.bits << " (unsigned long = " << st.bits << " bits), page "
-	    << (st.shift == 12 ? "4k" : "64k") << " (PAGE_SHIFT " << st.shift << "), hdr_pgoff 1\n"
+	    << "; configuration: " << (st.level ? "level " + std::string(to_string(*st.level)) + ", " : std::string())
+	    << "arch" << st.bits << " (unsigned long = " << st.bits << " bits), page "
+	    << (st.shift == 12 ? "4k" : "64k") << " (PAGE_SHIFT " << st.shift << ")"
+	    << (st.obligation == 7 ? std::string(", bypass_spec_v1 ") + (st.bypass ? "on" : "off") : std::string()) << "\n"
 	    << "; assumption: " << kAssumeText[int(st.assume)] << "\n"
-	    << "; geometry: visible and array_size symbolic, bound by the facts every map has\n"
-	    << ";   (any value_size, max_entries, bypass_spec_v1; smt/obligations.cpp)\n"
+	    << "; computed by the port itself: " << q.paths << " paths of its code (smt/port/), their\n"
+	    << "; conditions and what they did" << (o.res == z3::sat ? " (here the counterexample's path)" : "")
+	    << "; every mod/div by a number is a quotient\n"
+	    << "; and remainder variable (linear integer arithmetic)\n"
 	    << "; the negated property is asserted: unsat = proved, sat = counterexample\n"
-	    << (st.obligation == 6 ? "; this is the window part (one PTE table, inside the VMA), the same for every\n"
-				     "; assumption; the visible-data part is o1-v3 of the same configuration\n"
-				   : "")
 	    << "; expected: " << expected_answer << "\n"
 	    << "; generated by faultline-prove --emit (smt/); run: z3 " << st.file() << "\n"
-	    << with_tactic(q.solver.to_smt2());
+	    << "(set-option :smt.arith.solver 2)\n"
+	    << s.to_smt2();
 }
 
-// A model the machine can run, solved with the exact product: small map
-// and VMA, value_size 8 and the bad page on the header page if possible.
-// None: the abstraction's counterexample is spurious.
-std::optional<std::pair<z3::model, Vars>> replay_model(z3::context &ctx, const Setup &st,
-							unsigned timeout_ms)
+// A model the machine can run: the map's geometry a real map has (value_size
+// 8, bypass: the product is 8 * max_entries and the area exactly the header,
+// the data and the guard page), small, the bad page on the header page if
+// possible. None: the abstraction's
+// counterexample is spurious.
+std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 {
-	Query q = build_query(ctx, st, true);
-	z3::params p(ctx);
-	p.set("rlimit", kRlimit);
-	p.set("timeout", timeout_ms);
-	q.solver.set(p);
-	for (int tier = 0; tier < 4; tier++) {
-		q.solver.push();
-		if (tier < 3)
-			for (auto &e : q.small)
-				q.solver.add(e);
-		if (tier < 2)
-			for (auto &e : q.small8)
-				q.solver.add(e);
-		if (tier < 1)
-			for (auto &e : q.prefer)
-				q.solver.add(e);
-		if (q.solver.check() == z3::sat) {
-			z3::model m = q.solver.get_model();
-			return std::make_pair(m, q.v);
+	const Setup &st = q.setup;
+	if (!st.level || !q.in)
+		return std::nullopt;
+	fl::sym::Session::Scope scope(*q.session);
+	z3::context &c = q.session->c;
+	const port::Inputs &in = *q.in;
+	uint64_t ps = (uint64_t)1 << st.shift;
+	z3::expr me = in.max_entries.e, es = in.elem_size.e;
+	auto factor = [](const port::Input &i) { return fl::sym::Factor{i.e, i.lo, i.hi, i.tz}; };
+	z3::expr prod = q.session->product(factor(in.max_entries), factor(in.elem_size));  /* the rows' variable */
+	z3::expr data = prod + c.int_val(ps - 1) - z3::mod(prod + c.int_val(ps - 1), c.int_val(ps));
+	std::vector<z3::expr> real = {es == 8, prod == 8 * me, in.size.e == data + c.int_val(2 * ps)};
+	std::vector<z3::expr> small = {me <= 4096, in.len.e <= c.int_val(16 * ps)};
+	// small first, then a map of up to 8 MiB of data (the machine's
+	// memory) on the paths explored; then small on up to 32 more
+	std::vector<z3::expr> medium = real, small_one = real;
+	small_one.insert(small_one.end(), small.begin(), small.end());
+	medium.push_back(me <= (1 << 20));
+	const size_t explored = q.parts.size();
+	for (auto [extra, upto] : {std::pair{&small_one, explored}, {&medium, explored}, {&small_one, explored + 32}}) {
+		for (size_t i = 0; i < upto; i++) {
+			const z3::expr *part = q.part(i);
+			if (!part)
+				break;
+			std::optional<z3::model> m;
+			if (part->simplify().is_false() || check_part(q, *part, *extra, timeout_ms, &m) != z3::sat)
+				continue;
+			auto value = [&](const z3::expr &e) { return m->eval(e, true).get_numeral_uint64(); };
+			static std::mutex machine;  /* one replay at a time: the rows run on several threads */
+			std::lock_guard lock(machine);
+			return replay(st, Values{(uint32_t)value(es), (uint32_t)value(me), value(in.vm_pgoff.e),
+						 value(in.len.e), value(in.page.e)});
 		}
-		q.solver.pop();
 	}
 	return std::nullopt;
+}
+
+// One row of the table, as far as its own setting decides it (a direct
+// row's rescue needs the others: finish_rescues).
+struct Row {
+	Setup st;
+	std::string want;
+	z3::check_result res = z3::unknown;
+	std::string detail;
+	std::string rescue;  // a direct row's counterexample: the assumption that rescues it
+	double ms = 0;
+	unsigned paths = 0;
+	bool replay_ok = true;
+	std::string result() const
+	{
+		std::string r = res == z3::unsat ? "proved" : res == z3::sat ? "cex" : "unknown";
+		return rescue.empty() ? r : r + " rescue=" + rescue;
+	}
+	bool match() const { return result() == want && replay_ok; }
+};
+
+struct Options {
+	std::string emit_dir;
+	unsigned timeout_ms = 60000;
+	bool verbose = false;
+};
+
+void run_row(Row &row, std::shared_ptr<Scenario> scenario, const Options &opt)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	Query q = build_query(row.st, std::move(scenario));
+	Outcome o = solve(q, opt.timeout_ms);
+	row.res = o.res;
+	row.paths = q.paths;
+	if (!opt.emit_dir.empty()) {
+		const std::string &w = row.want;
+		emit(opt.emit_dir, q, o, w.rfind("cex", 0) == 0 ? "sat" : w == "proved" ? "unsat" : "unknown");
+	}
+	if (!q.complete() && o.res != z3::sat)
+		row.detail = "unfinished paths (" + std::to_string(q.cut) + "): " + q.cut_why;
+	if (o.res == z3::sat && row.st.level) {
+		std::optional<Replay> r = replay_row(q, opt.timeout_ms);
+		row.replay_ok = r && r->reproduced;
+		row.detail = !r ? "NOT REPRODUCED: no model with a real map's geometry"
+				: std::string(r->reproduced ? "reproduced: " : "NOT REPRODUCED: ") + r->what + "\n      " +
+					  r->values;
+		if (r && opt.verbose)
+			row.detail += "\n" + format_program(r->program);
+		if (r && !opt.emit_dir.empty()) {
+			const Setup &st = row.st;
+			std::ofstream fl(opt.emit_dir + "/" + st.file().substr(0, st.file().size() - 5) + ".fl");
+			fl << "# faultline-prove counterexample: obligation " << st.obligation << " ("
+			   << kTitles[st.obligation] << "), " << st.key() << "\n"
+			   << format_program(r->program);
+		}
+	}
+	row.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// the `range` query of a direct row (direct plus only the syscall's
+// reachable vm_pgoff), in its own scenario
+void run_range(Row &row, std::shared_ptr<Scenario> scenario, const Options &opt)
+{
+	Setup rs = row.st;
+	rs.assume = Assume::range;
+	Query q = build_query(rs, std::move(scenario));
+	Outcome o = solve(q, opt.timeout_ms);
+	row.rescue = o.res == z3::unsat ? "range" : "none";
+	if (!opt.emit_dir.empty())
+		emit(opt.emit_dir, q, o, row.want.find("rescue=range") != std::string::npos ? "unsat" : "sat");
+}
+
+// Tasks over `jobs` threads: each task a list of rows that share a
+// scenario, run in table order on one thread (the scenario's Session is
+// one Z3 context), so a verdict does not depend on the threads.
+void run_tasks(std::vector<std::function<void()>> &tasks, unsigned jobs)
+{
+	std::atomic<size_t> next{0};
+	auto worker = [&]() {
+		for (size_t i; (i = next++) < tasks.size();)
+			tasks[i]();
+	};
+	std::vector<std::thread> threads;
+	for (unsigned j = 1; j < std::min<size_t>(jobs, tasks.size()); j++)
+		threads.emplace_back(worker);
+	worker();
+	for (std::thread &t : threads)
+		t.join();
+}
+
+// a row outside the selection (a direct row's anon counterpart)
+bool proves(const Setup &st, Options opt)
+{
+	Row row{st, ""};
+	opt.emit_dir.clear();
+	run_row(row, nullptr, opt);
+	return row.res == z3::unsat;
+}
+
+// the rows that share a level's explorations (kmodel.h Scenario)
+std::string scenario_key(const Setup &st, Assume assume)
+{
+	return std::to_string(st.bits) + " " + std::to_string(st.shift) + " " + to_string(assume) + " " +
+	       to_string(*st.level);
 }
 
 }  // namespace
@@ -174,11 +324,16 @@ std::optional<std::pair<z3::model, Vars>> replay_model(z3::context &ctx, const S
 int main(int argc, char **argv)
 {
 	std::optional<Patch> patch;
-	std::optional<unsigned> bits;
+	std::optional<unsigned> bits, shift;
 	int obligation = 0;
-	std::string emit_dir, expected_path = FL_SMT_DIR "/expected";
-	bool verbose = false, emit_only = false;
-	unsigned timeout_ms = 60000;
+	std::string expected_path = FL_SMT_DIR "/expected";
+	std::string only_assume;
+	Options opt;
+	unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+	// Z3 4.8's older arithmetic core: on these linear queries with mod
+	// definitions it answers in milliseconds where the default core
+	// wanders for minutes (docs/proofs.md); the emitted files say the same
+	z3::set_param("smt.arith.solver", 2);
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -192,153 +347,149 @@ int main(int argc, char **argv)
 			if (!v || (std::strcmp(v, "32") && std::strcmp(v, "64")))
 				return usage("--arch wants 32 or 64");
 			bits = (unsigned)std::atoi(v);
+		} else if (a == "--page") {
+			const char *v = arg();
+			if (!v || (std::strcmp(v, "4k") && std::strcmp(v, "64k")))
+				return usage("--page wants 4k or 64k");
+			shift = std::strcmp(v, "4k") ? 16u : 12u;
+		} else if (a == "--assume") {
+			const char *v = arg();
+			if (!v || (std::strcmp(v, "anon") && std::strcmp(v, "regular") && std::strcmp(v, "direct")))
+				return usage("--assume wants anon, regular or direct");
+			only_assume = v;
 		} else if (a == "--obligation") {
 			const char *v = arg();
 			obligation = v ? std::atoi(v) : 0;
-			if (obligation < 1 || obligation > 6)
-				return usage("--obligation wants 1 to 6");
+			if (obligation < 1 || obligation > 7)
+				return usage("--obligation wants 1 to 7");
 		} else if (a == "--emit") {
 			const char *v = arg();
 			if (!v)
 				return usage("--emit wants a directory");
-			emit_dir = v;
+			opt.emit_dir = v;
 		} else if (a == "--expected") {
 			const char *v = arg();
 			if (!v)
 				return usage("--expected wants a file");
 			expected_path = v;
-		} else if (a == "--emit-only") {  /* write the scripts, solve nothing */
-			emit_only = true;
 		} else if (a == "--timeout") {
 			const char *v = arg();
 			int ms = v ? std::atoi(v) : 0;
 			if (ms < 1)
 				return usage("--timeout wants milliseconds (at least 1)");
-			timeout_ms = (unsigned)ms;
+			opt.timeout_ms = (unsigned)ms;
+		} else if (a == "--jobs" || a == "-j") {
+			const char *v = arg();
+			int n = v ? std::atoi(v) : 0;
+			if (n < 1)
+				return usage("--jobs wants a number of threads (at least 1)");
+			jobs = (unsigned)n;
 		} else if (a == "--verbose" || a == "-v") {
-			verbose = true;
+			opt.verbose = true;
 		} else if (a == "-h" || a == "--help") {
-			usage("proves the array-map mmap obligations of issue 5 with Z3");
+			std::printf("faultline-prove: proves the array-map mmap obligations over the port's own code with Z3\n"
+				    "usage: %s\n", kUsage);
 			return 0;
 		} else {
 			return usage(("unknown option " + a).c_str());
 		}
 	}
 
-	if (emit_only && emit_dir.empty())
-		return usage("--emit-only wants --emit DIR");
-
 	bool have_expected;
 	auto expected = load_expected(expected_path, &have_expected);
 	if (!have_expected)
 		return usage(("cannot read " + expected_path).c_str());
 
-	int rows = 0, bad = 0;
-	double total_ms = 0;
-	// verdicts by key: a `direct` row's anon rescue is the anon row of the
-	// same configuration, solved a moment before (rows go anon, regular,
-	// direct); no need to solve it twice
-	std::map<std::string, z3::check_result> verdicts;
-	auto wall0 = std::chrono::steady_clock::now();
-	std::printf("%-2s %-5s %-4s %-4s %-8s %-22s %8s  %s\n", "ob", "level", "arch", "page", "assume",
-		    "result", "time", "replay / expected");
+	std::vector<Row> rows;
 	for (const Setup &st : all_setups()) {
-		if ((obligation && st.obligation != obligation) || (bits && st.bits != *bits) ||
-		    (patch && st.level && *st.level != *patch))
+		if ((obligation && st.obligation != obligation) || (bits && st.bits != *bits) || (shift && st.shift != *shift) ||
+		    (patch && st.level && *st.level != *patch) ||
+		    (!only_assume.empty() && only_assume != to_string(st.assume)))
 			continue;
-		rows++;
-		// a context per row: the solver's heuristics depend on term ids,
-		// so a shared context made a row's verdict depend on the rows
-		// before it
-		z3::context ctx;
-		Query q = build_query(ctx, st);
-		z3::params p(ctx);
-		/* rlimit: Z3's deterministic work budget, so a verdict does not
-		 * depend on the machine's load (the largest row needs ~1/20 of
-		 * it); --timeout is only a wall-clock guard */
-		p.set("rlimit", kRlimit);
-		p.set("timeout", timeout_ms);
-		/* the verdict needs no model (replay_model re-solves), and
-		 * building one through the tactics' model converters cost up to
-		 * seconds on some sat rows */
-		p.set("model", false);
-		q.solver.set(p);
 		auto it = expected.find(st.key());
-		std::string want = it == expected.end() ? "(no expectation)" : it->second;
-		if (!emit_dir.empty()) {
-			emit(emit_dir, q, want.rfind("cex", 0) == 0 ? "sat" : want == "proved" ? "unsat" : "unknown");
-			if (want.find("rescue=") != std::string::npos) {  /* the `range` query it asks */
-				Setup rs = st;
-				rs.assume = Assume::range;
-				Query rq = build_query(ctx, rs);
-				emit(emit_dir, rq, want.find("rescue=range") != std::string::npos ? "unsat" : "sat");
-			}
-		}
-		if (emit_only)
-			continue;
-
-		Outcome o = check_row(ctx, st, p, q);
-		total_ms += o.ms;
-		verdicts[st.key()] = o.res;
-		std::string result = o.res == z3::unsat ? "proved" : o.res == z3::sat ? "cex" : "unknown";
-		std::string detail;
-		bool replay_ok = true;
-		if (o.res == z3::sat) {
-			auto mv = replay_model(ctx, st, timeout_ms);
-			if (st.assume == Assume::direct) {
-				/* assumption-dependent: which assumption rescues it? */
-				const char *rescue = "none";
-				for (Assume a : {Assume::range, Assume::anon}) {
-					Setup rs = st;
-					rs.assume = a;
-					auto known = verdicts.find(rs.key());
-					z3::check_result rres;
-					if (known != verdicts.end()) {
-						rres = known->second;
-					} else {
-						Query rq = build_query(ctx, rs);
-						rq.solver.set(p);
-						Outcome ro = check_row(ctx, rs, p, rq);
-						total_ms += ro.ms;
-						rres = ro.res;
-					}
-					if (rres == z3::unsat) {
-						rescue = to_string(a);
-						break;
-					}
-				}
-				result += std::string(" rescue=") + rescue;
-			}
-			Replay r;
-			if (mv)
-				r = replay(st, mv->first, mv->second);
-			else
-				r.what = "spurious: no model with the exact (u64)max_entries * elem_size";
-			replay_ok = r.reproduced || !st.level;
-			detail = std::string(st.level ? (r.reproduced ? "reproduced: " : "NOT REPRODUCED: ") : "") +
-				 r.what + "\n      " + r.values;
-			if (verbose && st.level)
-				detail += "\n" + format_program(r.program);
-			if (!emit_dir.empty() && st.level) {
-				std::ofstream fl(emit_dir + "/" + st.file().substr(0, st.file().size() - 5) + ".fl");
-				fl << "# faultline-prove counterexample: obligation " << st.obligation << " ("
-				   << kTitles[st.obligation] << "), " << st.key() << "\n"
-				   << format_program(r.program);
-			}
-		}
-		bool match = result == want && replay_ok;
-		if (!match)
-			bad++;
-		std::printf("%-2d %-5s %-4u %-4s %-8s %-22s %6.1fms  %s%s\n", st.obligation,
-			    st.level ? to_string(*st.level) : "any", st.bits, st.shift == 12 ? "4k" : "64k",
-			    to_string(st.assume), result.c_str(), o.ms,
-			    result == want ? "" : ("MISMATCH, expected " + want + "  ").c_str(), detail.c_str());
+		rows.push_back({st, it == expected.end() ? "(no expectation)" : it->second});
 	}
-	if (emit_only) {
-		std::printf("%d rows: scripts written to %s\n", rows, emit_dir.c_str());
-		return 0;
+
+	// the rows of one setting and level in one task, sharing its
+	// explorations; the level-independent rows each alone; the costly first
+	auto wall0 = std::chrono::steady_clock::now();
+	std::map<std::string, std::vector<Row *>> groups;
+	std::vector<std::function<void()>> tasks;
+	for (Row &row : rows) {
+		if (row.st.level)
+			groups[scenario_key(row.st, row.st.assume)].push_back(&row);
+		else
+			tasks.push_back([&row, &opt]() { run_row(row, nullptr, opt); });
+	}
+	auto weight = [](const Setup &st) {
+		return (st.shift == 12 ? 8 : 1) * (st.bits == 64 ? 2 : 1) * (st.assume == Assume::direct ? 2 : 1) *
+		       (*st.level == Patch::v3 ? 4 : 1);
+	};
+	std::vector<std::vector<Row *>> ordered;
+	for (auto &[key, g] : groups)
+		ordered.push_back(g);
+	std::stable_sort(ordered.begin(), ordered.end(),
+			 [&](const auto &a, const auto &b) { return weight(a[0]->st) > weight(b[0]->st); });
+	std::vector<std::function<void()>> first;
+	for (const std::vector<Row *> &g : ordered)
+		first.push_back([g, &opt]() {
+			auto sc = make_scenario(g[0]->st.bits, g[0]->st.shift, g[0]->st.assume);
+			for (Row *row : g)
+				run_row(*row, sc, opt);
+		});
+	first.insert(first.end(), tasks.begin(), tasks.end());
+	run_tasks(first, jobs);
+
+	// a direct row's counterexample: which assumption rescues it? The
+	// range query first (its own scenario; asked too for --emit where the
+	// expectation names a rescue), then anon's row of the same configuration
+	std::map<std::string, std::vector<Row *>> range_groups;
+	for (Row &row : rows)
+		if (row.st.assume == Assume::direct && row.st.level &&
+		    (row.res == z3::sat || (!opt.emit_dir.empty() && row.want.find("rescue=") != std::string::npos)))
+			range_groups[scenario_key(row.st, Assume::range)].push_back(&row);
+	std::vector<std::function<void()>> second;
+	for (auto &[key, g] : range_groups)
+		second.push_back([g, &opt]() {
+			auto sc = make_scenario(g[0]->st.bits, g[0]->st.shift, Assume::range);
+			for (Row *row : g)
+				run_range(*row, sc, opt);
+		});
+	run_tasks(second, jobs);
+	std::map<std::string, const Row *> by_key;
+	for (const Row &row : rows)
+		by_key[row.st.key()] = &row;
+	for (Row &row : rows) {
+		if (row.res != z3::sat || row.st.assume != Assume::direct || !row.st.level) {
+			row.rescue.clear();
+			continue;
+		}
+		if (row.rescue == "range")
+			continue;
+		Setup anon = row.st;
+		anon.assume = Assume::anon;
+		auto known = by_key.find(anon.key());
+		row.rescue = (known != by_key.end() ? known->second->res == z3::unsat : proves(anon, opt)) ? "anon" : "none";
+	}
+
+	std::printf("%-2s %-5s %-4s %-4s %-8s %-22s %8s %6s  %s\n", "ob", "level", "arch", "page", "assume", "result",
+		    "time", "paths", "replay / expected");
+	int bad = 0;
+	double total_ms = 0;
+	for (const Row &row : rows) {
+		const Setup &st = row.st;
+		total_ms += row.ms;
+		if (!row.match())
+			bad++;
+		std::string result = row.result();
+		std::printf("%-2d %-5s %-4u %-4s %-8s %-22s %6.0fms %6u  %s%s\n", st.obligation,
+			    st.level ? to_string(*st.level) : "any", st.bits, st.shift == 12 ? "4k" : "64k",
+			    st.obligation == 7 ? (st.bypass ? "bypass" : "mask") : to_string(st.assume), result.c_str(), row.ms,
+			    row.paths, result == row.want ? "" : ("MISMATCH, expected " + row.want + "  ").c_str(),
+			    row.detail.c_str());
 	}
 	double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-	std::printf("%d rows, %d mismatched; solver %.2f s, wall %.2f s\n", rows, bad, total_ms / 1000, wall);
+	std::printf("%zu rows, %d mismatched; rows %.2f s, wall %.2f s on %u threads\n", rows.size(), bad, total_ms / 1000,
+		    wall, jobs);
 	return bad ? 1 : 0;
 }

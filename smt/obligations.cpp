@@ -1,258 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Obligations 1-6 of issue 5 as Z3 queries. Each kernel expression is
-// written at the width the C code computes it in (uint.h: exact integers
-// reduced mod 2^width where C wraps), next to the line of the port it
-// mirrors (src/kernel/kernel/bpf/arraymap.cpp, mm/vmalloc.cpp,
-// mm/memory.cpp); each property compares the unreduced integers, so a wrap
-// in the kernel expression cannot cancel out inside the property.
-//
-// Map geometry: the properties depend on the map only through `visible`
-// (the data bytes a VMA may cover) and `array_size` (the vmalloc'ed area
-// without its guard page). The table's queries leave both free, bound only
-// by facts every real map has (abstract_geometry): an over-approximation,
-// so unsat still proves the property for every real value_size,
-// max_entries and bypass_spec_v1. A sat model is re-solved with the exact
-// geometry (exact_geometry) and a small map before it is replayed, so no
-// counterexample rests on the abstraction.
+// Obligations 1-7 over what the port computes (kmodel.h). Each row explores
+// the port's own code paths (smt/port/explore.h) and states the obligation's
+// negation as a disjunction over them:
+//  1 soundness: a PTE the port installs for an accepted VMA maps a page of
+//    the map's visible data (pre: remap_vmalloc_range's; lazy: the fault's)
+//  2 completeness: every VMA inside the visible data that reaches
+//    f_op->mmap is accepted
+//  3 eager == lazy: pre and the lazy level accept the same VMAs, and the
+//    fault maps the page pre's remap mapped at that address
+//  4 the page installed is one of the map's area (the allocation)
+//  5 __split_vma and vm_area_dup (fork) keep linear_page_index
+//  6 v3's ->map_pages window, over any earlier PTEs: every PTE it installs
+//    is inside the VMA, in the faulting address's PTE table, on visible data
+//  7 the geometry facts hold for every map array_map_alloc creates
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+
 #include "smt/kmodel.h"
+
+namespace fl::smt::port {
+const World &world32();
+const World &world64();
+const World &world(unsigned bits) { return bits == 32 ? world32() : world64(); }
+}  // namespace fl::smt::port
 
 namespace fl::smt {
 
+using sym::Event;
+using sym::Path;
 using z3::expr;
-
-// include/bpf.h BPF_ARRAY_VALUE_OFFSET: offsetof(struct bpf_array, value),
-// sizeof(*array) for the PAGE_ALIGN; hdr_pgoff = PAGE_ALIGN(0x110) >> PAGE_SHIFT = 1
-// for every page size >= 4K.
-constexpr uint64_t kValueOffset = 0x110;
-
-namespace {
-
-unsigned log2_exact(uint64_t v)
-{
-	unsigned n = 0;
-	while ((1ull << n) < v)
-		n++;
-	return n;
-}
-
-// Widths and constants of one kernel: BITS_PER_LONG and PAGE_SHIFT. Every
-// variable's range constraint lands in `ranges` (added to the solver last).
-struct K {
-	z3::context &c;
-	unsigned W, s;
-	std::vector<expr> &ranges;
-
-	uint64_t page_size() const { return 1ull << s; }
-	uint64_t hdr() const { return ((kValueOffset + page_size() - 1) & ~(page_size() - 1)) >> s; }
-	uint64_t hdr_bytes() const { return hdr() << s; }
-	// PTRS_PER_PTE = PAGE_SIZE / sizeof(pte): 8-byte PTEs on 64-bit, 4 on i386
-	uint64_t ptrs_per_pte() const { return page_size() / (W / 8); }
-	// mm/memory.c fault_around_pages = fault_around_bytes (64K) >> PAGE_SHIFT
-	uint64_t fault_around_pages() const { return 65536 >> s; }
-
-	UInt ul(uint64_t v) const { return uconst(c, v, W); }
-	UInt u64(uint64_t v) const { return uconst(c, v, 64); }
-	UInt var(const char *name, unsigned bits) const { return uvar(c, name, bits, ranges); }
-	// (u64) of an unsigned long, and u64 -> unsigned long (pointer-width wrap)
-	UInt to64(const UInt &e) const { return to_width(e, 64); }
-	UInt trunc(const UInt &e) const { return to_width(e, W); }
-	expr two_to_W() const { return two_to(c, W); }
-	// PAGE_ALIGN on a u64 (the addition wraps like C's; it never does here)
-	UInt page_align64(const UInt &x) const { return clear_low_bits(x + (page_size() - 1), s); }
-	expr page_aligned(const UInt &x) const { return low_bits(x, s).v == 0; }
-};
-
-struct Geometry {
-	expr ok;          // array_map_alloc_check and array_map_alloc succeed
-	UInt visible;     // PAGE_ALIGN((u64)map.max_entries * elem_size), u64
-	UInt array_size;  // PAGE_ALIGN(sizeof) + PAGE_ALIGN((u64)alloc entries * elem_size), u64
-};
-
-// What the table's queries keep of the geometry: both sizes page aligned,
-// the visible data after the header page(s) inside the area, the area and
-// its guard page inside the address space. exact_geometry has them all:
-// PAGE_ALIGN results are aligned; alloc >= (u64)max_entries * elem_size
-// (bypass: equal; otherwise the power of two >= max_entries times
-// elem_size), so PAGE_ALIGN(alloc) >= visible; the last is its `ok`.
-Geometry abstract_geometry(const K &k)
-{
-	UInt visible = k.var("visible", 64), array_size = k.var("array_size", 64);
-	expr ok = k.page_aligned(visible) && k.page_aligned(array_size) &&
-		  k.c.int_val(k.hdr_bytes()) + visible.v <= array_size.v &&
-		  array_size.v + k.c.int_val(k.page_size()) <= k.two_to_W();
-	return {ok, visible, array_size};
-}
-
-// The exact geometry: array_map_alloc_check, array_map_alloc and
-// bpf_map_area_mmapable_alloc on symbolic value_size, max_entries, bypass.
-// Nonlinear ((u64)max_entries * elem_size): only for re-solving
-// counterexamples into replayable maps.
-Geometry exact_geometry(const K &k, const Vars &v)
-{
-	z3::context &c = k.c;
-	UInt vs{v.value_size, 32}, me{v.max_entries, 32};
-	// array_map_alloc_check: value_size == 0 || max_entries == 0 -> EINVAL;
-	// value_size > INT_MAX -> E2BIG
-	expr ok = vs.v != 0 && me.v != 0 && vs.v <= 0x7fffffff;
-	// elem_size = round_up(attr->value_size, 8): u32, no wrap below INT_MAX
-	UInt es = clear_low_bits(vs + 7, 3);
-	// (u64)max_entries * elem_size: below 2^32 * 2^31, no wrap
-	UInt product{me.v * es.v, 64};
-	// !bypass_spec_v1: max_entries = 1 << fls_long(max_entries - 1), E2BIG
-	// if that overflows u32: the allocation holds the smallest power of two
-	// >= max_entries entries.
-	ok = ok && (v.bypass || me.v <= c.int_val((int64_t)1 << 31));
-	expr pow2 = c.int_const("round_pow2");
-	expr is_pow2 = c.bool_val(false);
-	for (unsigned n = 0; n <= 31; n++)
-		is_pow2 = is_pow2 || pow2 == c.int_val((int64_t)1 << n);
-	ok = ok && z3::implies(!v.bypass, is_pow2 && pow2 >= me.v && (pow2 == 1 || pow2 < 2 * me.v));
-	UInt alloc{z3::ite(v.bypass, product.v, es.v * pow2), 64};
-	UInt array_size = k.u64(k.hdr_bytes()) + k.page_align64(alloc);
-	// bpf_map_area_mmapable_alloc succeeded: the area and its guard page fit
-	// in the address space (the weakest form of "vmalloc found room")
-	ok = ok && array_size.v + c.int_val(k.page_size()) <= k.two_to_W();
-	return {ok, k.page_align64(product), array_size};
-}
-
-// The mmap-time decision of each level, on (vm_pgoff, len) both unsigned long.
-struct Mmap {
-	const K &k;
-	const Geometry &g;
-	UInt pgoff, len;
-
-	// array_map_mmap, pre and v1: vma->vm_pgoff * PAGE_SIZE + (vm_end - vm_start)
-	// in unsigned long, widened to u64 against the u64 PAGE_ALIGN(...)
-	expr bound_ulong() const { return ule(k.to64((pgoff << k.s) + len), g.visible); }
-	// v2/v3: (u64)vma->vm_pgoff * PAGE_SIZE + (vm_end - vm_start) in u64
-	expr bound_u64() const { return ule((k.to64(pgoff) << k.s) + k.to64(len), g.visible); }
-	// remap_vmalloc_range(vma, addr, vm_pgoff + hdr_pgoff) -> _partial:
-	// check_shl_overflow(pgoff, PAGE_SHIFT, &off); PAGE_ALIGN(size) is len;
-	// check_add_overflow(size, off, &end_index) || end_index > get_vm_area_size
-	// (area->size - guard = array_size). All unsigned long.
-	UInt remap_pgoff() const { return pgoff + k.hdr(); }
-	UInt remap_off() const { return remap_pgoff() << k.s; }
-	expr remap_ok() const
-	{
-		expr shl_ok = (remap_pgoff() >> (k.W - k.s)).v == 0;
-		expr add_ok = len.v + remap_off().v < k.two_to_W();
-		return shl_ok && add_ok && ule(k.to64(len + remap_off()), g.array_size);
-	}
-	expr accepted(Patch level) const
-	{
-		switch (level) {
-		case Patch::pre: return bound_ulong() && remap_ok();
-		case Patch::v1: return bound_ulong();
-		default: return bound_u64();
-		}
-	}
-	// kaddr - vmalloc_addr (unsigned long: the pointer addition wraps) for
-	// the page whose vmf->pgoff is `vmf_pgoff`, i.e. page `i` of the VMA.
-	UInt koff(Patch level, const UInt &i) const
-	{
-		UInt vmf_pgoff = pgoff + i;  // linear_page_index, pgoff_t
-		switch (level) {
-		case Patch::pre:  /* remap loop: kaddr += off, then PAGE_SIZE per page */
-			return remap_off() + (i << k.s);
-		case Patch::v1:  /* (vmf->pgoff + pgoff) << PAGE_SHIFT, unsigned long */
-			return (vmf_pgoff + k.hdr()) << k.s;
-		default:  /* (((u64)vmf->pgoff + pgoff) << PAGE_SHIFT), then ulong + u64 */
-			return k.trunc((k.to64(vmf_pgoff) + k.hdr()) << k.s);
-		}
-	}
-	// the map's visible data: [hdr, hdr + visible) bytes from the area base
-	expr in_visible(const UInt &koff) const
-	{
-		expr lo = k.c.int_val(k.hdr_bytes());
-		return koff.v >= lo && koff.v < lo + g.visible.v;
-	}
-	expr in_allocation(const UInt &koff) const { return koff.v < g.array_size.v; }
-};
-
-// Obligation 5: __split_vma, mremap (same size) and dup_mmap keep
-// linear_page_index(vma, addr) = ((addr - vm_start) >> PAGE_SHIFT) + vm_pgoff
-// (mm/vma.c, mm/mremap.c, kernel/fork.c; docs/vma.md#fork, docs/vma.md#split-munmap-mprotect-mremap).
-// One piece [ps, pe) of the original VMA stands for both halves of a split
-// and for what munmap/mremap shrinking leave; it is then moved anywhere.
-// fork's vm_area_dup copies vm_start/vm_end/vm_pgoff unchanged: no formula.
-void invariance(const K &k, z3::solver &s, Vars &v)
-{
-	UInt start = k.var("vm_start", k.W), pgoff{v.vm_pgoff, k.W}, len{v.len, k.W};
-	UInt ps = k.var("piece_start", k.W), pe = k.var("piece_end", k.W);
-	UInt to = k.var("move_to", k.W), x = k.var("addr", k.W);
-	auto lpi = [&](const UInt &vm_start, const UInt &vm_pgoff, const UInt &a) {
-		return ((a - vm_start) >> k.s) + vm_pgoff;
-	};
-	for (const UInt &e : {start, len, ps, pe, to})
-		s.add(k.page_aligned(e));
-	s.add(start.v + len.v <= k.two_to_W());
-	s.add(start.v <= ps.v && ps.v < pe.v && pe.v <= start.v + len.v);
-	s.add(to.v + (pe - ps).v <= k.two_to_W());
-	s.add(ule(ps, x) && ult(x, pe));
-	// __split_vma: new->vm_pgoff += (addr - vma->vm_start) >> PAGE_SHIFT
-	UInt piece_pgoff = pgoff + ((ps - start) >> k.s);
-	UInt moved = x - ps + to;  // move_vma: copy_vma keeps vm_pgoff
-	UInt orig = lpi(start, pgoff, x);
-	s.add(lpi(ps, piece_pgoff, x) != orig || lpi(to, piece_pgoff, moved) != orig);
-}
-
-// Obligation 6: do_fault_around's window (mm/memory.c, the port's
-// do_fault_around) handed to v3's array_map_mmap_pages.
-// whole: the window's pages also have their kernel offset in the visible
-// data (the exact re-solve); otherwise only the window part (main.cpp
-// check_row adds obligation 1 for the rest).
-expr fault_around_bad(const K &k, const Mmap &m, const UInt &i, const UInt &j, bool whole,
-		      expr *window_page, expr *window_koff)
-{
-	UInt vm_start = k.var("vm_start", k.W);
-	UInt npages = m.len >> k.s;  // vma_pages(vma)
-	UInt addr = vm_start + (i << k.s);
-	UInt vmf_pgoff = m.pgoff + i;
-	uint64_t nr = k.fault_around_pages(), ptrs = k.ptrs_per_pte();
-	UInt pte_off = low_bits(addr >> k.s, log2_exact(ptrs));  // pte_index(address)
-	// vmf->pgoff - vma->vm_pgoff = (vm_pgoff + i) - vm_pgoff, which is i
-	// in pgoff_t arithmetic (i < 2^W): written as i, the window part does
-	// not depend on vm_pgoff at all
-	UInt vma_off = i;
-	UInt from = umax(clear_low_bits(pte_off, log2_exact(nr)), pte_off - umin(pte_off, vma_off));
-	UInt to = umin(umin(from + nr, k.ul(ptrs)), pte_off + npages - vma_off) - 1;
-	// map_pages(vmf, vmf->pgoff + from_pte - pte_off, vmf->pgoff + to_pte - pte_off):
-	// window slot j has pgoff vmf->pgoff + j - pte_off, VMA page i + j - pte_off
-	UInt p = vmf_pgoff + j - pte_off;
-	expr page = i.v + j.v - pte_off.v;  // exact, may be negative
-	UInt wpage = i + j - pte_off;
-	*window_page = wpage.v;
-	*window_koff = m.koff(Patch::v3, wpage).v;
-	UInt koff = k.trunc((k.to64(p) + k.hdr()) << k.s);  // array_map_mmap_pages_v3
-	expr table_ok = ule(from, pte_off) && ule(pte_off, to) && ult(to, k.ul(ptrs));
-	/* p == vm_pgoff + wpage (mod 2^W) by construction: a slot inside the
-	 * VMA has the kernel offset of that VMA page */
-	expr slot_ok = page >= 0 && page < npages.v && (whole ? m.in_visible(koff) : k.c.bool_val(true));
-	return (k.page_aligned(vm_start) && vm_start.v + m.len.v <= k.two_to_W()) &&
-	       (!table_ok || (ule(from, j) && ule(j, to) && !slot_ok));
-}
-
-}  // namespace
 
 std::string Setup::key() const
 {
-	return std::to_string(obligation) + " " + (level ? fl::to_string(*level) : "any") + " " +
-	       std::to_string(bits) + " " + (shift == 12 ? "4k" : "64k") + " " + to_string(assume);
+	std::string page = shift == 12 ? "4k" : "64k";
+	if (obligation == 7)
+		return "7 any " + std::to_string(bits) + " " + page + " " + (bypass ? "bypass" : "mask");
+	return std::to_string(obligation) + " " + (level ? fl::to_string(*level) : "any") + " " + std::to_string(bits) +
+	       " " + page + " " + to_string(assume);
 }
 
 std::string Setup::file() const
 {
-	return "o" + std::to_string(obligation) + "-" + (level ? fl::to_string(*level) : "any") +
-	       "-arch" + std::to_string(bits) + "-" + (shift == 12 ? "4k" : "64k") + "-" +
-	       (assume == Assume::none ? "any" : to_string(assume)) + ".smt2";
+	std::string tail = obligation == 7 ? (bypass ? "bypass" : "mask")
+					   : assume == Assume::none ? "any" : to_string(assume);
+	return "o" + std::to_string(obligation) + "-" + (level ? fl::to_string(*level) : "any") + "-arch" +
+	       std::to_string(bits) + "-" + (shift == 12 ? "4k" : "64k") + "-" + tail + ".smt2";
 }
 
 std::vector<Setup> all_setups()
 {
 	std::vector<Setup> out;
-	for (int ob = 1; ob <= 6; ob++) {
+	for (int ob = 1; ob <= 7; ob++) {
 		std::vector<std::optional<Patch>> levels;
-		if (ob == 5)
+		if (ob == 5 || ob == 7)
 			levels = {std::nullopt};
 		else if (ob == 6)
 			levels = {Patch::v3};
@@ -267,6 +69,11 @@ std::vector<Setup> all_setups()
 						out.push_back({ob, level, bits, shift, Assume::none});
 						continue;
 					}
+					if (ob == 7) {
+						for (bool bypass : {true, false})
+							out.push_back({ob, level, bits, shift, Assume::none, bypass});
+						continue;
+					}
 					for (Assume a : {Assume::anon, Assume::regular, Assume::direct})
 						out.push_back({ob, level, bits, shift, a});
 				}
@@ -274,78 +81,357 @@ std::vector<Setup> all_setups()
 	return out;
 }
 
-std::string tactic_smt2()
+const z3::expr *Query::part(size_t i)
 {
-	std::string out = "(check-sat-using (then";
-	for (const char *t : kTactic)
-		out += std::string(" ") + t;
-	return out + "))";
-}
-
-z3::solver make_solver(z3::context &c)
-{
-	z3::tactic t(c, kTactic[0]);
-	for (size_t i = 1; i < kTactic.size(); i++)
-		t = t & z3::tactic(c, kTactic[i]);
-	return t.mk_solver();
-}
-
-Query build_query(z3::context &c, const Setup &st, bool exact)
-{
-	std::vector<expr> ranges;
-	K k{c, st.bits, st.shift, ranges};
-	UInt vs = k.var("value_size", 32), me = k.var("max_entries", 32);
-	UInt pgoff = k.var("vm_pgoff", k.W), len = k.var("len", k.W), page = k.var("page", k.W);
-	Vars v{vs.v, me.v, c.bool_const("bypass_spec_v1"), pgoff.v, len.v, page.v, c.int_val(0), c.int_val(0)};
-	Query q{st, make_solver(c), v, {}, {}, {}};
-	z3::solver &s = q.solver;
-
-	if (st.obligation == 5) {
-		invariance(k, s, q.v);
-	} else {
-		Geometry g = exact ? exact_geometry(k, v) : abstract_geometry(k);
-		Mmap m{k, g, pgoff, len};
-		Patch level = *st.level;
-		UInt npages = len >> k.s;
-		expr in_vma = ult(page, npages);
-		UInt koff = m.koff(level, page);
-		q.v.koff = koff.v;
-		s.add(g.ok);
-		s.add(len.v != 0 && k.page_aligned(len));
-		s.add(assumption(st.assume, c, k.s, pgoff, len));
-
-		switch (st.obligation) {
-		case 1:  /* soundness: accepted -> every page inside the visible data */
-			s.add(m.accepted(level) && in_vma && !m.in_visible(koff));
-			break;
-		case 2:  /* completeness: every VMA inside the visible data is accepted */
-			s.add((pgoff.v + npages.v) * c.int_val(k.page_size()) <= g.visible.v && !m.accepted(level));
-			break;
-		case 3: {  /* eager == lazy: same accepted set, same kernel page */
-			expr pre = m.accepted(Patch::pre), lazy = m.accepted(level);
-			s.add(pre != lazy || (pre && lazy && in_vma && m.koff(Patch::pre, page) != koff));
-			break;
-		}
-		case 4:  /* the fault offset stays inside the (rounded) allocation */
-			s.add(m.accepted(level) && in_vma && !m.in_allocation(koff));
-			break;
-		case 6: {  /* v3 fault-around window */
-			UInt j = k.var("window_slot", k.W);
-			/* the window part needs no accepted VMA: any VMA page i */
-			s.add((exact ? m.accepted(level) : c.bool_val(true)) && in_vma);
-			s.add(fault_around_bad(k, m, page, j, exact, &q.v.window, &q.v.koff));
-			break;
-		}
-		}
-		// replayable: a small map and a short VMA; preferred: the bad page is
-		// the bpf_array header page (offset 0), which the port flags at once
-		q.small = {vs.v <= 4096, me.v <= 4096, len.v <= c.int_val((uint64_t)16 << k.s)};
-		q.small8 = {vs.v == 8, q.v.bypass};  /* linear: product = 8 * max_entries = alloc */
-		if (st.obligation != 2)
-			q.prefer = {q.v.koff == 0};
+	while (parts.size() <= i && !exhausted) {
+		fl::sym::Session::Scope scope(*session);
+		if (std::optional<z3::expr> p = next_part(*this))
+			parts.push_back(std::move(*p));
+		else
+			exhausted = true;
 	}
-	for (const expr &r : ranges)
-		s.add(r);
+	return i < parts.size() ? &parts[i] : nullptr;
+}
+
+// Every map map_create leaves (obligation 7 proves it of array_map_alloc):
+// its area, guard page included, page aligned inside the vmalloc space;
+// array_map_vmalloc_addr(array) is the area; the visible data after the
+// header page(s) inside the area without its guard page; elem_size a
+// multiple of 8 up to 2^31.
+expr geometry_facts(z3::context &c, const port::Kernel &k, const port::Geometry &g)
+{
+	expr ps = c.int_val((uint64_t)1 << k.shift);
+	return g.addr >= fl::sym::int_of(g.vmalloc_start) && g.addr + g.size <= fl::sym::int_of(g.vmalloc_end) &&
+	       z3::mod(g.addr, ps) == 0 && z3::mod(g.size, ps) == 0 && g.size >= 2 * ps &&
+	       g.vmalloc_addr == g.addr && c.int_val(g.hdr_bytes) + g.visible <= g.size - ps &&
+	       z3::mod(g.elem_size, 8) == 0 && g.elem_size >= 8 && g.elem_size <= c.int_val((uint64_t)1 << 31);
+}
+
+namespace {
+
+Door door_of(Assume a) { return a == Assume::anon ? Door::anon : a == Assume::regular ? Door::regular : Door::direct; }
+
+// a path that did not finish: the row cannot be proved from the others
+void note_path(Query &q, const Path &p)
+{
+	q.paths++;
+	if (p.status != Path::bug && p.status != Path::cut)
+		return;
+	if (!q.cut++)
+		q.cut_why = p.why;
+}
+
+// the page of an install is visible data: the map's area, after the header
+expr visible_page(z3::context &c, const port::Geometry &g, unsigned shift, const Event &e)
+{
+	if (e.area != port::kMapAreaId)
+		return c.bool_val(false);
+	expr off = e.b * c.int_val((uint64_t)1 << shift);
+	return off >= c.int_val(g.hdr_bytes) && off < c.int_val(g.hdr_bytes) + g.visible;
+}
+
+// the user fault a path took, if it got that far
+std::optional<expr> fault_of(const Path &p)
+{
+	for (const Event &e : p.events)
+		if (e.kind == Event::fault)
+			return e.a;
+	return std::nullopt;
+}
+
+// what f_op->mmap said on a path: the VMA it got accepted (ret 0) or
+// refused, and `about` that VMA
+expr mmap_said(const Path &p, bool accepted, const std::function<expr(const Event &)> &about = nullptr)
+{
+	z3::context &c = p.cond.ctx();
+	expr any = c.bool_val(false);
+	for (const Event &e : p.events)
+		if (e.kind == Event::mmap && (e.ret == 0) == accepted)
+			any = any || (about ? about(e) : c.bool_val(true));
+	return any;
+}
+
+}  // namespace
+
+// The explorations of one setting (kmodel.h), one Session per level (the
+// order explorations run in one Z3 context steers its heuristics: a
+// level's own paths first, then pre's for obligation 3, as when each row
+// had its own): mmap_fault, and mmap alone (obligation 2 asks only what
+// f_op->mmap said), each path kept once explored, for every row of the
+// setting that asks.
+struct Scenario {
+	unsigned bits, shift;
+	Assume assume;
+
+	struct Stream {
+		Stream(const port::Kernel &k, const std::string &name) : k(k), e(name) {}
+		port::Kernel k;
+		sym::Explorer e;
+		std::vector<Path> paths;
+		std::vector<std::optional<port::Mapped>> out;  // done paths: what mmap_fault returned
+		std::optional<port::Mapped> last;
+	};
+	struct Level {  // one level's rows: the map's inputs and geometry, the streams
+		std::shared_ptr<fl::sym::Session> session = std::make_shared<fl::sym::Session>();
+		std::optional<port::Inputs> in;
+		std::optional<port::Geometry> g;
+		std::map<std::pair<Patch, bool>, std::unique_ptr<Stream>> streams;
+	};
+	std::map<Patch, std::unique_ptr<Level>> levels;
+
+	port::Kernel kernel(Patch level, bool fault) const
+	{
+		return {level, bits, shift, door_of(assume), true, fault};
+	}
+
+	Level &level(Patch p)
+	{
+		std::unique_ptr<Level> &l = levels[p];
+		if (l)
+			return *l;
+		l = std::make_unique<Level>();
+		fl::sym::Session &s = *l->session;
+		fl::sym::Session::Scope scope(s);
+		z3::context &c = s.c;
+		port::Kernel k = kernel(p, true);
+		l->in = port::Inputs::make(s, k);
+		const port::Inputs &in = *l->in;
+		l->g = port::world(bits).geometry(k, in);
+		// the map and a neighbouring area as vmalloc leaves them, and the door's ABI:
+		// in the domain, so every exploration's branches see them
+		s.domain.push_back(geometry_facts(c, k, *l->g));
+		s.domain.push_back(in.nbase.e + in.nsize.e <= in.base.e || in.base.e + in.size.e <= in.nbase.e);
+		s.domain.push_back(in.nbase.e + in.nsize.e <= fl::sym::int_of(l->g->vmalloc_end));
+		if (assume != Assume::direct)
+			s.domain.push_back(reachable_pgoff(c, bits, shift, in.vm_pgoff.e));
+		return *l;
+	}
+
+	// `which`'s exploration in the session of `in`'s rows
+	Stream &stream(Level &in, Patch which, bool fault)
+	{
+		std::unique_ptr<Stream> &s = in.streams[{which, fault}];
+		if (!s) {
+			/* the explorer's name prefixes its loop variables: one per stream */
+			s = std::make_unique<Stream>(kernel(which, fault), std::string(to_string(which)) + (fault ? "" : "m"));
+			s->e.start([this, raw = s.get(), &in]() { raw->last.emplace(port::world(bits).mmap_fault(raw->k, *in.in)); });
+		}
+		return *s;
+	}
+
+	// path i of the stream, explored if it is not yet; false past the last
+	bool have(Level &in, Stream &s, size_t i)
+	{
+		fl::sym::Session::Scope scope(*in.session);
+		while (s.paths.size() <= i) {
+			std::optional<Path> p = s.e.next();
+			if (!p)
+				return false;
+			s.paths.push_back(std::move(*p));
+			s.out.push_back(std::move(s.last));
+			s.last.reset();
+		}
+		return true;
+	}
+};
+
+std::shared_ptr<Scenario> make_scenario(unsigned bits, unsigned shift, Assume assume)
+{
+	auto sc = std::make_shared<Scenario>();
+	sc->bits = bits;
+	sc->shift = shift;
+	sc->assume = assume;
+	return sc;
+}
+
+namespace {
+
+// obligations 1-4 and 6: path by path of the level's stream
+void mmap_rows(Query &q)
+{
+	const Setup &st = q.setup;
+	Scenario &sc = *q.scenario;
+	Scenario::Level &lv = sc.level(*st.level);
+	z3::context &c = lv.session->c;
+	const port::Geometry &g = *lv.g;
+	const Patch level = *st.level;
+	const bool lazy = level != Patch::pre;
+	const expr ps = c.int_val((uint64_t)1 << st.shift);
+	Scenario::Stream &s = sc.stream(lv, level, st.obligation != 2);
+	auto not_visible = [&lv, &c, shift = st.shift](const Event &e) { return !visible_page(c, *lv.g, shift, e); };
+
+	// obligation 3: pre's paths, whole, in the level's session, after the
+	// level's own (the order the paths reach the session in steers Z3:
+	// with pre's explored first, v3's window loop at 64 bits went
+	// unfinished): after those an earlier row of the level explored (in
+	// the table, obligation 1's), or else its first kLevelFirst; the rest
+	// stream as the row asks
+	expr pre_accepts = c.bool_val(false), pre_refuses = c.bool_val(false);
+	Scenario::Stream *pre = nullptr;
+	if (st.obligation == 3) {
+		constexpr size_t kLevelFirst = 20;
+		if (s.paths.empty())
+			for (size_t i = 0; i < kLevelFirst && sc.have(lv, s, i); i++)
+				;
+		pre = &sc.stream(lv, Patch::pre, true);
+		for (size_t i = 0; sc.have(lv, *pre, i); i++) {
+			const Path &pp = pre->paths[i];
+			note_path(q, pp);
+			pre_accepts = pre_accepts || (pp.cond && mmap_said(pp, true));
+			pre_refuses = pre_refuses || (pp.cond && mmap_said(pp, false));
+		}
+	}
+
+	auto index = std::make_shared<size_t>(0);
+	q.next_part = [&sc, &lv, &s, pre, index, g, ps, lazy, not_visible, pre_accepts, pre_refuses](
+			      Query &q) -> std::optional<expr> {
+		size_t i = (*index)++;
+		if (!sc.have(lv, s, i))
+			return std::nullopt;
+		const Path &p = s.paths[i];
+		note_path(q, p);
+		const std::optional<port::Mapped> &m = s.out[i];
+		z3::context &c = p.cond.ctx();
+		expr bad = c.bool_val(false);
+		switch (q.setup.obligation) {
+		case 1:
+		case 4: {  /* a bad PTE: pre's inside f_op->mmap, a lazy level's at the fault */
+			// a path cut later (a loop it could not accelerate) counts with
+			// the PTEs it installed before: enough for a counterexample, which
+			// the replay then confirms
+			std::optional<expr> fault = fault_of(p);
+			if (lazy && !fault)
+				break;
+			for (const Event &e : p.events)
+				if (e.kind == Event::install) {
+					expr wrong = q.setup.obligation == 1 ? not_visible(e) : c.bool_val(e.area != port::kMapAreaId);
+					bad = bad || (lazy ? e.a == *fault && wrong : wrong);
+				}
+			break;
+		}
+		case 2:  /* refused although inside the visible data */
+			bad = mmap_said(p, false, [&](const Event &e) { return e.a * ps + (e.c - e.b) <= g.visible; });
+			break;
+		case 3: {  /* pre accepts what the level refuses, or the other way, or another page */
+			bad = (mmap_said(p, false) && pre_accepts) || (mmap_said(p, true) && pre_refuses);
+			if (!m || !m->faulted)
+				break;
+			const expr &at = m->fault;
+			for (const Path &pp : pre->paths)
+				for (const Event &pe : pp.events) {
+					if (pe.kind != Event::install)
+						continue;
+					expr other = c.bool_val(true);  /* the fault installed nothing there */
+					for (const Event &e : p.events)
+						if (e.kind == Event::install)
+							other = other && (e.a != at || e.area != pe.area || e.b != pe.b);
+					bad = bad || (pp.cond && pe.a == at && other);
+				}
+			break;
+		}
+		case 6: {  /* every PTE of the window, the faulting address's included */
+			if (!m || !m->faulted)
+				break;
+			expr table = ps * c.int_val((uint64_t)(1u << q.setup.shift) / (q.setup.bits / 8));  /* PTRS_PER_PTE pages */
+			for (const Event &e : p.events)
+				if (e.kind == Event::install)
+					bad = bad || e.a < m->vm_start || e.a >= m->vm_end || e.a / table != m->fault / table ||
+					      not_visible(e);
+			break;
+		}
+		}
+		return p.cond && bad;
+	};
+}
+
+// a level-independent row: every path explored, its disjuncts handed out in order
+void all_parts(Query &q, std::vector<expr> parts)
+{
+	auto left = std::make_shared<std::vector<expr>>(std::move(parts));
+	auto index = std::make_shared<size_t>(0);
+	q.next_part = [left, index](Query &) -> std::optional<expr> {
+		if (*index >= left->size())
+			return std::nullopt;
+		return (*left)[(*index)++];
+	};
+}
+
+// obligation 5: __split_vma (either piece first) and vm_area_dup of the
+// piece keep linear_page_index of an address in it
+void split_rows(Query &q)
+{
+	const Setup &st = q.setup;
+	fl::sym::Session &s = *q.session;
+	z3::context &c = s.c;
+	uint64_t ps = (uint64_t)1 << st.shift;
+	auto aligned = [&](const char *name) {
+		expr v = c.int_const(name);
+		s.domain.push_back(v >= 0 && v <= fl::sym::int_of((fl::sym::pow2(st.bits) - 1) / ps));
+		return v * c.int_val(ps);
+	};
+	expr start = aligned("vm_start"), len = aligned("len"), at = aligned("split_at");
+	expr pgoff = s.var("vm_pgoff", st.bits), addr = s.var("addr", st.bits);
+	// a VMA ends below 2^BITS (TASK_SIZE): its vm_end does not wrap to 0
+	s.domain.push_back(len > 0 && start + len < fl::sym::int_of(fl::sym::pow2(st.bits)) && start < at &&
+			   at < start + len && start <= addr && addr < start + len);
+	port::Kernel k{Patch::pre, st.bits, st.shift, Door::anon};
+	std::vector<expr> parts;
+	for (int below : {0, 1}) {
+		sym::Explorer e(below ? "b" : "a");
+		auto r = e.explore<port::Split>(
+			[&]() { return port::world(st.bits).split(k, start, len, pgoff, at, addr, below); });
+		for (size_t i = 0; i < r.paths.size(); i++) {
+			note_path(q, r.paths[i]);
+			if (r.out[i])
+				parts.push_back(r.paths[i].cond &&
+						(r.out[i]->after_split != r.out[i]->index || r.out[i]->after_dup != r.out[i]->index));
+		}
+	}
+	all_parts(q, std::move(parts));
+}
+
+// obligation 7: a map array_map_alloc creates (exact products) breaks a fact
+void geometry_rows(Query &q)
+{
+	const Setup &st = q.setup;
+	fl::sym::Session &s = *q.session;
+	z3::context &c = s.c;
+	expr vs = s.var("value_size", 32), me = s.var("max_entries", 32);
+	port::Kernel k{Patch::pre, st.bits, st.shift, Door::anon, st.bypass};
+	sym::Explorer e("g");
+	auto r = e.explore<port::Allocated>([&]() { return port::world(st.bits).alloc(k, vs, me); });
+	std::vector<expr> parts;
+	for (size_t i = 0; i < r.paths.size(); i++) {
+		note_path(q, r.paths[i]);
+		if (r.out[i] && r.out[i]->ok)
+			parts.push_back(r.paths[i].cond && !geometry_facts(c, k, r.out[i]->g));
+	}
+	all_parts(q, std::move(parts));
+}
+
+}  // namespace
+
+Query build_query(const Setup &st, std::shared_ptr<Scenario> scenario)
+{
+	Query q;
+	q.setup = st;
+	if (st.obligation == 5 || st.obligation == 7) {
+		q.session = std::make_shared<fl::sym::Session>();
+		fl::sym::Session::Scope scope(*q.session);
+		if (st.obligation == 5)
+			split_rows(q);
+		else
+			geometry_rows(q);
+		return q;
+	}
+	if (!scenario)
+		scenario = make_scenario(st.bits, st.shift, st.assume);
+	Scenario::Level &lv = scenario->level(*st.level);
+	q.scenario = scenario;
+	q.session = lv.session;
+	q.in = &*lv.in;
+	fl::sym::Session::Scope scope(*q.session);
+	mmap_rows(q);
 	return q;
 }
 

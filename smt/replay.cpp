@@ -15,11 +15,6 @@
 
 namespace fl::smt {
 
-static uint64_t value(const z3::model &m, const z3::expr &e)
-{
-	return m.eval(e, true).get_numeral_uint64();
-}
-
 static std::string hex(uint64_t v)
 {
 	char buf[32];
@@ -27,17 +22,13 @@ static std::string hex(uint64_t v)
 	return buf;
 }
 
-Replay replay(const Setup &st, const z3::model &m, const Vars &v)
+Replay replay(const Setup &st, const Values &v)
 {
 	Replay r;
-	bool bypass = m.eval(v.bypass, true).is_true();
-	uint64_t pgoff = value(m, v.vm_pgoff), len = value(m, v.len), page = value(m, v.page);
-	r.values = "value_size=" + std::to_string(value(m, v.value_size)) +
-		   " max_entries=" + std::to_string(value(m, v.max_entries)) +
-		   " bypass_spec_v1=" + std::to_string(bypass) + " vm_pgoff=" + hex(pgoff) +
-		   " len=" + hex(len) + " page=" + hex(page) + " koff=" + hex(value(m, v.koff));
-	if (st.obligation == 6)
-		r.values += " window_page=" + hex(value(m, v.window));
+	const bool bypass = true;  /* the geometry replay_row solved for */
+	uint64_t pgoff = v.vm_pgoff, len = v.len, page = v.page;
+	r.values = "value_size=" + std::to_string(v.value_size) + " max_entries=" + std::to_string(v.max_entries) +
+		   " bypass_spec_v1=1 vm_pgoff=" + hex(pgoff) + " len=" + hex(len) + " page=" + hex(page);
 	if (!st.level) {
 		r.what = "no replay (level-independent)";
 		return r;
@@ -54,12 +45,12 @@ Replay replay(const Setup &st, const z3::model &m, const Vars &v)
 
 	Program &p = r.program;
 	p.header = {cfg.arch, cfg.patch, cfg.page_shift, cfg.door, cfg.bypass_spec_v1};
-	p.map.value_size = (uint32_t)value(m, v.value_size);
-	p.map.max_entries = (uint32_t)value(m, v.max_entries);
+	p.map.value_size = v.value_size;
+	p.map.max_entries = v.max_entries;
 	Op mm;
 	mm.kind = OpKind::mmap;
 	mm.label = p.add_label("A");
-	mm.len = {len >> st.shift, true};
+	mm.len = {(len + (1ull << st.shift) - 1) >> st.shift, true};  /* do_mmap's PAGE_ALIGN */
 	mm.pgoff = pgoff;  /* in range for the door: the narrowing keeps it */
 	mm.prot = uapi::PROT_READ;
 	mm.flags = uapi::MAP_SHARED;

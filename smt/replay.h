@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// A solver model as a Program, replayed in-process through the port.
+// A counterexample as a Program, replayed in-process through the concrete port.
 #pragma once
 
 #include <string>
@@ -9,6 +9,12 @@
 
 namespace fl::smt {
 
+// a counterexample's values: the map, the mmap and the faulting page
+struct Values {
+	uint32_t value_size, max_entries;
+	uint64_t vm_pgoff, len, page;
+};
+
 struct Replay {
 	bool reproduced = false;
 	std::string what;     // "violation foreign_page at op 1", "mmap -EINVAL", ...
@@ -16,6 +22,6 @@ struct Replay {
 	Program program;
 };
 
-Replay replay(const Setup &, const z3::model &, const Vars &);
+Replay replay(const Setup &, const Values &);
 
 }  // namespace fl::smt

@@ -121,7 +121,7 @@ def run_proofs(run, seconds):
         return Result("proofs", "skipped", "faultline-prove was not built (libz3-dev missing?)")
     emit = run.folder("proofs")
     rc, text, log = run_logged(run, "proofs", [binary, "--emit", emit], seconds * 4,
-                                env={"ASAN_OPTIONS": "malloc_context_size=0:max_malloc_fill_size=0"})
+                                env={"ASAN_OPTIONS": "malloc_context_size=0:max_malloc_fill_size=0:quarantine_size_mb=0:thread_local_quarantine_size_kb=0"})
     rows, evidence = parse_prove_table(text, emit)
     for e in evidence:
         e.program = run.rel(e.program) if e.program else ""

@@ -10,14 +10,14 @@ namespace fl::FL_ARCH_NS {
 struct bpf_map;
 
 // include/uapi/linux/bpf.h
-constexpr u32 BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6, BPF_MAP_TYPE_ARENA = 33;
-constexpr u32 BPF_F_NUMA_NODE = 1u << 2, BPF_F_RDONLY = 1u << 3, BPF_F_WRONLY = 1u << 4,
+KCONST(u32) BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6, BPF_MAP_TYPE_ARENA = 33;
+KCONST(u32) BPF_F_NUMA_NODE = 1u << 2, BPF_F_RDONLY = 1u << 3, BPF_F_WRONLY = 1u << 4,
 	      BPF_F_RDONLY_PROG = 1u << 7, BPF_F_WRONLY_PROG = 1u << 8,
 	      BPF_F_MMAPABLE = 1u << 10, BPF_F_PRESERVE_ELEMS = 1u << 11,
 	      BPF_F_INNER_MAP = 1u << 12, BPF_F_SEGV_ON_FAULT = 1u << 17,
 	      BPF_F_NO_USER_CONV = 1u << 18;
-constexpr u32 BPF_F_ACCESS_MASK = BPF_F_RDONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY | BPF_F_WRONLY_PROG;
-constexpr u64 BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2, BPF_F_LOCK = 4;
+KCONST(u32) BPF_F_ACCESS_MASK = BPF_F_RDONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY | BPF_F_WRONLY_PROG;
+KCONST(u64) BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2, BPF_F_LOCK = 4;
 constexpr int NUMA_NO_NODE = -1;
 
 struct bpf_attr_map_create {  // the map-create part of union bpf_attr
@@ -59,7 +59,7 @@ struct bpf_map {
 
 // sizeof(struct bpf_array) is a few hundred bytes (docs/arraymap.md#struct-bpf_array: offsetof
 // value = 0x110 in one 6.x build); any value < PAGE_SIZE gives hdr_pgoff == 1.
-constexpr ulong BPF_ARRAY_VALUE_OFFSET = 0x110;
+KCONST(ulong) BPF_ARRAY_VALUE_OFFSET = 0x110;
 
 struct bpf_array {
 	bpf_map map;

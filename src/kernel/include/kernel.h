@@ -17,24 +17,49 @@
 #error "compile the kernel port with -DFL_BITS=32 or -DFL_BITS=64"
 #endif
 
-#if FL_BITS == 32
+#if defined(FL_SYMBOLIC)  /* the symbolic build links beside the concrete one */
+#define FL_ARCH_NS FL_SYM_ARCH_NS(FL_BITS)
+#define FL_SYM_ARCH_NS(b) FL_SYM_ARCH_NS_(b)
+#define FL_SYM_ARCH_NS_(b) sym_arch##b
+#elif FL_BITS == 32
 #define FL_ARCH_NS arch32
 #else
 #define FL_ARCH_NS arch64
 #endif
 
+#if defined(FL_SYMBOLIC)
+#include "symbolic/word.h"
+#endif
+
 namespace fl::FL_ARCH_NS {
 
-#if FL_BITS == __SIZEOF_LONG__ * 8
+#if defined(FL_SYMBOLIC)
+// The symbolic build (smt/port/): the same widths as exact Z3 terms.
+typedef ::fl::sym::Word<FL_BITS> ulong;
+typedef ::fl::sym::Word<32> u32;
+typedef ::fl::sym::Word<64> u64;
+using ::fl::sym::min;
+using ::fl::sym::max;
+using ::fl::sym::min3;
+#elif FL_BITS == __SIZEOF_LONG__ * 8
 typedef unsigned long ulong;
 #elif FL_BITS == 32
 typedef uint32_t ulong;
 #else
 typedef uint64_t ulong;
 #endif
-typedef uint8_t u8;
+#if !defined(FL_SYMBOLIC)
 typedef uint32_t u32;
 typedef uint64_t u64;
+#endif
+typedef uint8_t u8;  /* bytes are data, never symbolic */
+// A kernel constant of an integer typedef (flags, sizes): in the symbolic
+// build the plain integer of that width, since a constant is never symbolic
+#if defined(FL_SYMBOLIC)
+#define KCONST(T) constexpr ::fl::sym::number_t<T>
+#else
+#define KCONST(T) constexpr T
+#endif
 typedef int64_t s64;
 typedef long long loff_t;
 typedef ulong pgoff_t;
@@ -81,6 +106,11 @@ template <class T> constexpr T min(T a, T b) { return a < b ? a : b; }
 template <class T> constexpr T max(T a, T b) { return a > b ? a : b; }
 template <class T> constexpr T min3(T a, T b, T c) { return min(min(a, b), c); }
 
+#if defined(FL_SYMBOLIC)
+using ::fl::sym::fls_long;  /* symbolic/word.h: the same helpers over Words */
+using ::fl::sym::check_shl_overflow;
+using ::fl::sym::check_add_overflow;
+#else
 // include/asm-generic/bitops/fls64.h + fls_long: 1-based index of the last set bit.
 inline unsigned int fls_long(ulong l)
 {
@@ -99,6 +129,7 @@ template <class T> inline bool check_add_overflow(T a, T b, T *d)
 {
 	return __builtin_add_overflow(a, b, d);
 }
+#endif
 
 // include/linux/err.h, for functions that return an address or -errno.
 #define MAX_ERRNO 4095
@@ -110,7 +141,11 @@ inline long PTR_ERR(const void *ptr) { return (long)(intptr_t)ptr; }
 
 #define ENOTSUPP 524  /* kernel-internal, reaches user space from bpf_map_mmap */
 
+#if defined(FL_SYMBOLIC)
+#define BUG_ON(cond) do { if (cond) ::fl::sym::bug(__FILE__, __LINE__); } while (0)  /* the path ends */
+#else
 #define BUG_ON(cond) do { if (cond) __builtin_trap(); } while (0)
+#endif
 #define WARN_ON_ONCE(cond) (cond)  /* the port has no warn-once state: the condition */
 #define SZ_4G ((u64)1 << 32)
 

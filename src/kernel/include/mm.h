@@ -13,7 +13,9 @@
 #include "base/slab.h"
 #include "base/stats.h"
 #include "locking.h"
-#include "page_index.h"
+#if !defined(FL_SYMBOLIC)
+#include "page_index.h"  /* the symbolic build keys pages by term (symbolic/containers.h) */
+#endif
 #include "pgtable.h"
 
 namespace fl::FL_ARCH_NS {
@@ -24,13 +26,13 @@ struct vm_fault;
 struct file;
 
 // include/linux/mm.h: vm_flags.
-constexpr vm_flags_t VM_NONE = 0x0, VM_READ = 0x1, VM_WRITE = 0x2, VM_EXEC = 0x4,
+KCONST(vm_flags_t) VM_NONE = 0x0, VM_READ = 0x1, VM_WRITE = 0x2, VM_EXEC = 0x4,
 		     VM_SHARED = 0x8, VM_MAYREAD = 0x10, VM_MAYWRITE = 0x20, VM_MAYEXEC = 0x40,
 		     VM_MAYSHARE = 0x80, VM_GROWSDOWN = 0x100, VM_PFNMAP = 0x400,
 		     VM_LOCKED = 0x2000, VM_IO = 0x4000, VM_DONTCOPY = 0x20000,
 		     VM_DONTEXPAND = 0x40000, VM_ACCOUNT = 0x100000, VM_NORESERVE = 0x200000,
 		     VM_DONTDUMP = 0x04000000, VM_MIXEDMAP = 0x10000000;
-constexpr vm_flags_t VM_ACCESS_FLAGS = VM_READ | VM_WRITE | VM_EXEC;
+KCONST(vm_flags_t) VM_ACCESS_FLAGS = VM_READ | VM_WRITE | VM_EXEC;
 
 // include/linux/mm_types.h: vm_fault_t values.
 constexpr vm_fault_t VM_FAULT_OOM = 0x1, VM_FAULT_SIGBUS = 0x2, VM_FAULT_MAJOR = 0x4,
@@ -46,14 +48,14 @@ constexpr unsigned int FAULT_FLAG_WRITE = 0x1, FAULT_FLAG_ALLOW_RETRY = 0x4,
 		       FAULT_FLAG_VMA_LOCK = 0x1000;
 
 // include/uapi/asm-generic/mman-common.h, mman.h, linux/mman.h
-constexpr ulong PROT_READ = 0x1, PROT_WRITE = 0x2, PROT_EXEC = 0x4;
-constexpr ulong MAP_SHARED = 0x01, MAP_PRIVATE = 0x02, MAP_SHARED_VALIDATE = 0x03,
+KCONST(ulong) PROT_READ = 0x1, PROT_WRITE = 0x2, PROT_EXEC = 0x4;
+KCONST(ulong) MAP_SHARED = 0x01, MAP_PRIVATE = 0x02, MAP_SHARED_VALIDATE = 0x03,
 		MAP_TYPE = 0x0f, MAP_FIXED = 0x10, MAP_ANONYMOUS = 0x20, MAP_GROWSDOWN = 0x100,
 		MAP_DENYWRITE = 0x800, MAP_EXECUTABLE = 0x1000, MAP_LOCKED = 0x2000,
 		MAP_NORESERVE = 0x4000, MAP_POPULATE = 0x8000, MAP_NONBLOCK = 0x10000,
 		MAP_STACK = 0x20000, MAP_HUGETLB = 0x40000, MAP_FIXED_NOREPLACE = 0x100000,
 		MAP_UNINITIALIZED = 0x4000000;
-constexpr ulong MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MREMAP_DONTUNMAP = 4;
+KCONST(ulong) MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MREMAP_DONTUNMAP = 4;
 constexpr int MADV_DONTNEED = 4, MADV_DONTFORK = 10, MADV_DOFORK = 11;
 
 // include/linux/mman.h: calc_vm_prot_bits
@@ -319,11 +321,16 @@ inline void fdput(struct fd f)
 }
 
 // Not kernel: an area's (or the direct map's) struct pages by index, created
-// on first use (page_index.h).
+// on first use (page_index.h); in the symbolic build keyed by the index's
+// term (symbolic/containers.h).
+#if defined(FL_SYMBOLIC)
+using page_index_map = ::fl::sym::term_map<ulong, std::unique_ptr<page>>;
+#else
 using page_index_map = page_index<page>;
+#endif
 
 // include/linux/vmalloc.h: struct vm_struct flags.
-constexpr ulong VM_IOREMAP = 0x1, VM_ALLOC = 0x2, VM_MAP = 0x4, VM_USERMAP = 0x8,
+KCONST(ulong) VM_IOREMAP = 0x1, VM_ALLOC = 0x2, VM_MAP = 0x4, VM_USERMAP = 0x8,
 		VM_DMA_COHERENT = 0x10, VM_NO_GUARD = 0x40, VM_SPARSE = 0x1000;
 
 struct vm_struct {
@@ -359,7 +366,11 @@ struct kernel_globals {
 	ulong page_offset = 0, direct_map_end = 0;
 	page_index_map direct_map;  // lowmem pages, by index
 	u64 totalram_pages = 0, vmalloc_pages_used = 0;
+#if defined(FL_SYMBOLIC)
+	BasicStats<::fl::sym::sink> *stats = nullptr;
+#else
 	Stats *stats = nullptr;
+#endif
 	files_struct files;  /* the harness's one fd table (see files_struct) */
 	/* KASAN: freed VMAs and pages stay here until the machine goes away,
 	 * so a use after free is reported (kasan_report) instead of crashing

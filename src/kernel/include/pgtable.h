@@ -25,8 +25,15 @@
 
 #include "kernel.h"
 
+#if defined(FL_SYMBOLIC)
+#include "symbolic/containers.h"
+#endif
+
 namespace fl::FL_ARCH_NS {
 
+#if defined(FL_SYMBOLIC)
+template <class Pte> using page_table = ::fl::sym::page_table<ulong, Pte>;
+#else
 template <class Pte> class page_table {
 public:
 	static constexpr unsigned kSlotBits = 6;
@@ -236,5 +243,7 @@ private:
 	std::vector<table *> dirty_tables_;  // the tables whose dirty flag is set
 	std::vector<std::unique_ptr<table>> owned_;
 };
+
+#endif  /* FL_SYMBOLIC */
 
 }  // namespace fl::FL_ARCH_NS

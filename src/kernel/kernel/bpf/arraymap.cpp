@@ -286,9 +286,23 @@ static int array_map_mmap_v2(bpf_map *map, vm_area_struct *vma)
 		return -EINVAL;
 
 	/* use u64 math so the offset cannot overflow on 32-bit archs */
+#if defined(FL_PLANT_BOUND_ULONG)
+	/* planted slip (test-only build, -DFL_PLANT=bound_ulong): v1's
+	 * unsigned long offset back in v2, wrapping on 32-bit archs */
+	if (vma->vm_pgoff * PAGE_SIZE + (vma->vm_end - vma->vm_start) >
+	    PAGE_ALIGN((u64)array->map.max_entries * array->elem_size))
+		return -EINVAL;
+#elif defined(FL_PLANT_BOUND_GE)
+	/* planted slip (test-only build, -DFL_PLANT=bound_ge): >= for >, so a
+	 * VMA ending exactly at the end of the visible data is refused */
+	if ((u64)vma->vm_pgoff * PAGE_SIZE + (vma->vm_end - vma->vm_start) >=
+	    PAGE_ALIGN((u64)array->map.max_entries * array->elem_size))
+		return -EINVAL;
+#else
 	if ((u64)vma->vm_pgoff * PAGE_SIZE + (vma->vm_end - vma->vm_start) >
 	    PAGE_ALIGN((u64)array->map.max_entries * array->elem_size))
 		return -EINVAL;
+#endif
 
 	/*
 	 * The backing memory is vmalloc'ed up front, so instead of wiring up

@@ -190,13 +190,18 @@ std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 	z3::expr data = prod + c.int_val(ps - 1) - z3::mod(prod + c.int_val(ps - 1), c.int_val(ps));
 	std::vector<z3::expr> real = {es == 8, prod == 8 * me, in.size.e == data + c.int_val(2 * ps)};
 	std::vector<z3::expr> small = {me <= 4096, in.len.e <= c.int_val(16 * ps)};
-	// small first, then a map of up to 8 MiB of data (the machine's
-	// memory) on the paths explored; then small on up to 32 more
-	std::vector<z3::expr> medium = real, small_one = real;
+	// small first, then a map of up to 8 MiB of data, then one of up to
+	// 8 GiB with a VMA of up to 8 GiB (a slip past 4 GiB; the machine's
+	// pages are lazy, pre's eager PTEs cost ~0.3 s per GiB at 4 KiB) on
+	// the paths explored; then small on up to 32 more
+	std::vector<z3::expr> medium = real, large = real, small_one = real;
 	small_one.insert(small_one.end(), small.begin(), small.end());
 	medium.push_back(me <= (1 << 20));
+	large.push_back(me <= (1 << 30));
+	large.push_back(in.len.e <= c.int_val(uint64_t(1) << 33));
 	const size_t explored = q.parts.size();
-	for (auto [extra, upto] : {std::pair{&small_one, explored}, {&medium, explored}, {&small_one, explored + 32}}) {
+	for (auto [extra, upto] :
+	     {std::pair{&small_one, explored}, {&medium, explored}, {&large, explored}, {&small_one, explored + 32}}) {
 		for (size_t i = 0; i < upto; i++) {
 			const z3::expr *part = q.part(i);
 			if (!part)

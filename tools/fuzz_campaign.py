@@ -27,13 +27,13 @@ os.environ.setdefault("ASAN_OPTIONS", "malloc_context_size=0:detect_leaks=0")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from verifylib.evidence import ARCHES, DOORS, PATCHES  # noqa: E402 (the one list of levels)
-# FL_PLANT=update_stride|update_u32|linear_index_u32: the test-only planted slip (CMakeLists.txt)
+# FL_PLANT=update_stride|update_u32|NAME of smt/mutants/: the test-only planted slip (CMakeLists.txt)
 # compiled into the targets, in their own build folder, replayed by
 # build/plant's faultline-cli, findings under that folder (corpora/ stays clean).
 PLANT = os.environ.get("FL_PLANT", "")
 BUILD = os.path.join(ROOT, "build", f"fuzz-plant-{PLANT}" if PLANT else "fuzz")
 CLI = os.path.join(ROOT, "build", "plant" if PLANT else "default", "faultline-cli")
-PLANTS = ["update_stride", "update_u32", "linear_index_u32"]
+PLANTS = ["update_stride", "update_u32"] + sorted(os.listdir(os.path.join(ROOT, "smt", "mutants")))
 TARGETS, ENGINES = ["program", "bounds", "threads", "buddy"], ["libfuzzer", "afl"]
 # threads: the program target's interleaving form (concurrent ops and a
 # schedule from one byte string), on the fixed kernel or a historical level.

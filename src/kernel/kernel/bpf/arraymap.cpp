@@ -350,8 +350,15 @@ static vm_fault_t array_map_mmap_fault_v2(bpf_map *map, vm_fault *vmf)
 	 * bpf_array header, hence the extra pgoff. This mirrors the offset that
 	 * remap_vmalloc_range(vma, ..., vma->vm_pgoff + pgoff) used to apply.
 	 */
+#if defined(FL_PLANT_FAULT_HDR)
+	/* planted slip (test-only build, -DFL_PLANT=fault_hdr): the header
+	 * pages forgotten, so a fault maps the page before the one remap put there */
+	kaddr = array_map_vmalloc_addr(array) + ((u64)vmf->pgoff << PAGE_SHIFT);
+	(void)pgoff;
+#else
 	kaddr = array_map_vmalloc_addr(array) +
 		(((u64)vmf->pgoff + pgoff) << PAGE_SHIFT);
+#endif
 
 	pg = vmalloc_to_page(kaddr);
 	if (!pg)
@@ -377,7 +384,13 @@ static vm_fault_t array_map_mmap_pages_v3(bpf_map *map, vm_fault *vmf,
 	bpf_array *array = container_of_array(map);
 	pgoff_t hdr_pgoff = PAGE_ALIGN((ulong)sizeof_bpf_array) >> PAGE_SHIFT;
 	ulong addr = vmf->address - ((vmf->pgoff - start_pgoff) << PAGE_SHIFT);
+#if defined(FL_PLANT_WINDOW_END)
+	/* planted slip (test-only build, -DFL_PLANT=window_end): one page past
+	 * end_pgoff, which do_fault_around() clamped to the VMA and PTE table */
+	pgoff_t nr_pages = end_pgoff - start_pgoff + 2;
+#else
 	pgoff_t nr_pages = end_pgoff - start_pgoff + 1;  /* <= fault_around_pages */
+#endif
 	vm_fault_t ret = 0;
 	pgoff_t pgoff = start_pgoff;
 

@@ -73,11 +73,17 @@ struct Query {
 	// the i-th disjunct, exploring on as far as it needs; null past the last
 	const z3::expr *part(size_t i);
 	bool complete() const { return exhausted && cut == 0; }
-	z3::expr assumptions() const { return session->domain_formula(); }
+	std::vector<z3::expr> assumed;        // beyond the session's domain (range: the reachable vm_pgoff)
+	z3::expr assumptions() const;
 };
 // st's row; obligations 1-4 and 6 in scenario (make_scenario of st's
 // setting), obligations 5 and 7 in a session of their own
 Query build_query(const Setup &st, std::shared_ptr<Scenario> scenario = nullptr);
+// A direct row's `range` question over the same paths (scenario: the
+// direct row's): the reachable vm_pgoff only narrows the direct door's
+// executions, so its paths cover them, and each disjunct gets the ABI's
+// bound as one more assumption
+Query build_range_query(const Setup &direct, std::shared_ptr<Scenario> scenario);
 
 // assumptions.cpp: the vm_pgoff the syscall ABI reaches (64-bit mmap's byte
 // offset, 32-bit mmap2's 4096-byte units), for anon, regular and range

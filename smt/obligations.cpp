@@ -411,6 +411,23 @@ void geometry_rows(Query &q)
 
 }  // namespace
 
+z3::expr Query::assumptions() const
+{
+	z3::expr all = session->domain_formula();
+	for (const z3::expr &a : assumed)
+		all = all && a;
+	return all;
+}
+
+Query build_range_query(const Setup &direct, std::shared_ptr<Scenario> scenario)
+{
+	Query q = build_query(direct, std::move(scenario));
+	q.setup.assume = Assume::range;
+	fl::sym::Session::Scope scope(*q.session);
+	q.assumed.push_back(reachable_pgoff(q.session->c, direct.bits, direct.shift, q.in->vm_pgoff.e));
+	return q;
+}
+
 Query build_query(const Setup &st, std::shared_ptr<Scenario> scenario)
 {
 	Query q;

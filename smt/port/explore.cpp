@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <unordered_set>
@@ -64,22 +65,28 @@ bool same(const Val &a, const Val &b)
 
 z3::check_result check_portfolio(z3::solver &s, unsigned rlimit, unsigned timeout_ms)
 {
-	// the newer core does not always stop at its rlimit: wall-clock guards
-	// on its tries (its answers, when they come, took ~30 ms here; an
-	// answer is an answer whichever core gave it, only "unknown" could
-	// depend on time, and an unknown branch is explored both ways)
-	struct Try {
-		unsigned budget, core, guard_ms;
-	};
-	for (Try t : {Try{rlimit / 8, 2, 0}, Try{rlimit / 8, 6, 200}, Try{rlimit, 2, 0}, Try{rlimit, 6, 500}}) {
-		z3::params p(s.ctx());
-		p.set("rlimit", t.budget);
-		p.set("arith.solver", t.core);
-		p.set("timeout", t.guard_ms ? std::min(t.guard_ms, timeout_ms) : timeout_ms);
-		s.set(p);
-		z3::check_result r = s.check();
-		if (r != z3::unknown)
-			return r;
+	// The older core (2) stops at its rlimit; the newer one (6) does not
+	// always, so its try carries a wall-clock guard, measured in the older
+	// core's time for the same budget just before (kGuardRatio times it):
+	// a loaded machine slows both alike, so what the guard cuts does not
+	// follow the load (a fixed 200 ms guard saw a 198 ms answer of the newer
+	// core, and rows changed under load). Only "unknown" can depend on
+	// time; an unknown branch is explored both ways.
+	constexpr unsigned kGuardRatio = 4;
+	for (unsigned budget : {rlimit / 8, rlimit}) {
+		auto t0 = std::chrono::steady_clock::now();
+		for (unsigned core : {2u, 6u}) {
+			auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+			z3::params p(s.ctx());
+			p.set("rlimit", budget);
+			p.set("arith.solver", core);
+			p.set("timeout", core == 2 ? timeout_ms
+						   : std::min<unsigned>(timeout_ms, std::max<unsigned>(kGuardRatio * spent.count(), 20)));
+			s.set(p);
+			z3::check_result r = s.check();
+			if (r != z3::unknown)
+				return r;
+		}
 	}
 	return z3::unknown;
 }
@@ -321,15 +328,35 @@ void Explorer::assume(const z3::expr &f)
 
 // unknown explores it: an infeasible path only costs time, and the row's
 // query (one solver call over every path) decides what was feasible
-bool Explorer::feasible(const z3::expr &f, unsigned budget)
+bool Explorer::feasible(const z3::expr &f, unsigned budget, std::optional<z3::model> *model)
 {
 	solver_calls++;
 	z3::expr pf = purified(f);
 	solver_->push();
 	solver_->add(pf);
 	z3::check_result r = check_now(budget);
+	if (model && r == z3::sat && incremental_sat_)
+		model->emplace(solver_->get_model());
 	solver_->pop();
 	return r != z3::unsat;  /* unknown: explore it (an infeasible path only costs time) */
+}
+
+// cond's value in the witness model, if that model still satisfies every
+// condition the path took since it was found (a loop's fresh variables
+// may not: then none, and the branch gets its solver calls)
+std::optional<bool> Explorer::witnessed(const z3::expr &cond)
+{
+	if (!witness_)
+		return std::nullopt;
+	for (; witness_pc_ < pc_.size(); witness_pc_++)
+		if (!witness_->eval(pc_[witness_pc_], true).is_true()) {
+			witness_.reset();
+			return std::nullopt;
+		}
+	z3::expr v = witness_->eval(cond, true);
+	if (!v.is_true() && !v.is_false())
+		return std::nullopt;
+	return v.is_true();
 }
 
 // The incremental solver with a small budget: it decides most branches in
@@ -343,8 +370,10 @@ bool Explorer::feasible(const z3::expr &f, unsigned budget)
 // its value in the model, where sat.
 z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uint64_t *value)
 {
+	incremental_sat_ = false;
 	if (!probe) {  /* most checks: the incremental solver, on a small budget */
 		z3::check_result r = solver_->check();
+		incremental_sat_ = r == z3::sat;
 		if (r != z3::unknown)
 			return r;
 	}
@@ -390,6 +419,7 @@ void Explorer::start_run()
 	active_.reset();
 	pending_check_.reset();
 	last_dir_.clear();
+	witness_.reset();
 	if (!solver_) {
 		solver_.emplace(session().c);
 		z3::params p(session().c);
@@ -495,11 +525,20 @@ bool Explorer::choose(const z3::expr &cond)
 	if (pos_ < prefix_.size()) {
 		d = prefix_[pos_];
 	} else {
+		// a way the path's witness model takes is feasible without a
+		// solver call; the model of the way taken witnesses the next branch
 		z3::expr s = cond.simplify();
-		bool t = s.is_true() || (!s.is_false() && feasible(cond, kBranch));
-		bool f = s.is_false() || (!s.is_true() && feasible(!cond, kBranch));
+		std::optional<bool> known = s.is_true() || s.is_false() ? std::nullopt : witnessed(cond);
+		const int w = known ? int(*known) : -1;  /* the witness's way, -1: none */
+		std::optional<z3::model> mt, mf;
+		bool t = s.is_true() || w == 1 || (!s.is_false() && feasible(cond, kBranch, &mt));
+		bool f = s.is_false() || w == 0 || (!s.is_true() && feasible(!cond, kBranch, &mf));
 		if (!t && !f)  /* a branch explored on an unknown before: not a path */
 			throw PathEnd{Path::subsumed, "infeasible"};
+		if (w != int(t)) {
+			witness_ = t ? std::move(mt) : std::move(mf);
+			witness_pc_ = pc_.size() + 1;  /* the condition assumed below holds in it */
+		}
 		if (t && f) {
 			forks++;
 			Job alt{prefix_, plans_};

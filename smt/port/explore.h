@@ -199,7 +199,8 @@ private:
 	void run_all(const std::function<void()> &body, const std::function<void(Path)> &finish);
 	void start_run();
 	bool choose(const z3::expr &cond);
-	bool feasible(const z3::expr &f, unsigned budget = 20'000'000);
+	bool feasible(const z3::expr &f, unsigned budget = 20'000'000, std::optional<z3::model> *model = nullptr);
+	std::optional<bool> witnessed(const z3::expr &cond);
 	bool valid(const z3::expr &f) { return !feasible(!f); }
 	void assume(const z3::expr &f);
 	z3::expr purified(const z3::expr &f);
@@ -233,6 +234,12 @@ private:
 	std::vector<z3::expr> pc_;
 	std::vector<Event> events_;
 	std::optional<z3::solver> solver_;  // incremental, for the whole exploration
+	bool incremental_sat_ = false;      // check_now's answer was the incremental solver's sat
+	// per run: a model of the path's first witness_pc_ conditions (and the
+	// domain), from a branch check that was sat: a branch it decides needs
+	// no solver call that way
+	std::optional<z3::model> witness_;
+	size_t witness_pc_ = 0;
 	size_t defs_added_ = 0, defs_at_base_ = 0, scopes_ = 0;
 	std::map<const void *, unsigned> visits_;               // per run
 	std::map<const void *, std::vector<Saved>> last_;       // per run

@@ -35,6 +35,38 @@
 (declare-fun q!4 () Int)
 (declare-fun q!5 () Int)
 (declare-fun q!6 () Int)
+(declare-fun r!7 () Int)
+(declare-fun q!7 () Int)
+(declare-fun r!8 () Int)
+(declare-fun q!8 () Int)
+(declare-fun r!9 () Int)
+(declare-fun q!9 () Int)
+(declare-fun r!10 () Int)
+(declare-fun q!10 () Int)
+(declare-fun r!11 () Int)
+(declare-fun q!11 () Int)
+(declare-fun r!12 () Int)
+(declare-fun q!12 () Int)
+(declare-fun r!13 () Int)
+(declare-fun q!13 () Int)
+(declare-fun r!14 () Int)
+(declare-fun q!14 () Int)
+(declare-fun r!15 () Int)
+(declare-fun q!15 () Int)
+(declare-fun r!16 () Int)
+(declare-fun q!16 () Int)
+(declare-fun r!18 () Int)
+(declare-fun q!18 () Int)
+(declare-fun pre!at1 () Int)
+(declare-fun r!22 () Int)
+(declare-fun q!22 () Int)
+(declare-fun pre!loop5 () Int)
+(declare-fun r!24 () Int)
+(declare-fun q!24 () Int)
+(declare-fun r!25 () Int)
+(declare-fun q!25 () Int)
+(declare-fun r!26 () Int)
+(declare-fun q!26 () Int)
 (assert
  (>= max_entries 1))
 (assert
@@ -89,11 +121,11 @@
 (assert
  (let ((?x32 (* 65536 size)))
  (let ((?x98 (- ?x32 65536)))
- (let ((?x344 (- r!2)))
- (let ((?x345 (+ prod_0 ?x344)))
- (let ((?x346 (+ ?x345 65535)))
- (let ((?x531 (+ 65536 ?x346)))
- (<= ?x531 ?x98))))))))
+ (let ((?x349 (- r!2)))
+ (let ((?x350 (+ prod_0 ?x349)))
+ (let ((?x351 (+ ?x350 65535)))
+ (let ((?x537 (+ 65536 ?x351)))
+ (<= ?x537 ?x98))))))))
 (assert
  (= r!6 0))
 (assert
@@ -139,8 +171,8 @@
 (assert
  (let ((?x240 (* 4294967296 q!0)))
  (let ((?x241 (+ ?x240 r!0)))
- (let ((?x195 (+ len 65535)))
- (= ?x195 ?x241)))))
+ (let ((?x214 (+ len 65535)))
+ (= ?x214 ?x241)))))
 (assert
  (>= r!0 0))
 (assert
@@ -154,92 +186,253 @@
 (assert
  (< r!1 65536))
 (assert
- (let ((?x337 (* 65536 q!2)))
- (let ((?x338 (+ ?x337 r!2)))
+ (let ((?x342 (* 65536 q!2)))
+ (let ((?x343 (+ ?x342 r!2)))
  (let ((?x81 (+ prod_0 65535)))
- (= ?x81 ?x338)))))
+ (= ?x81 ?x343)))))
 (assert
  (>= r!2 0))
 (assert
  (< r!2 65536))
 (assert
- (let ((?x368 (* 65536 q!3)))
- (let ((?x369 (+ ?x368 r!3)))
+ (let ((?x377 (* 65536 q!3)))
+ (let ((?x379 (+ ?x377 r!3)))
  (let ((?x256 (- r!1)))
  (let ((?x257 (+ r!0 ?x256)))
- (= ?x257 ?x369))))))
+ (= ?x257 ?x379))))))
 (assert
  (>= r!3 0))
 (assert
  (< r!3 65536))
 (assert
- (let ((?x488 (* 65536 q!4)))
- (let ((?x489 (+ ?x488 r!4)))
+ (let ((?x493 (* 65536 q!4)))
+ (let ((?x494 (+ ?x493 r!4)))
  (let ((?x25 (* 65536 base)))
- (= ?x25 ?x489)))))
+ (= ?x25 ?x494)))))
 (assert
  (>= r!4 0))
 (assert
  (< r!4 65536))
 (assert
- (let ((?x503 (* 65536 q!5)))
- (let ((?x505 (+ ?x503 r!5)))
+ (let ((?x508 (* 65536 q!5)))
+ (let ((?x510 (+ ?x508 r!5)))
  (let ((?x32 (* 65536 size)))
- (= ?x32 ?x505)))))
+ (= ?x32 ?x510)))))
 (assert
  (>= r!5 0))
 (assert
  (< r!5 65536))
 (assert
- (let ((?x504 (* 8 q!6)))
- (let ((?x498 (+ ?x504 r!6)))
+ (let ((?x509 (* 8 q!6)))
+ (let ((?x503 (+ ?x509 r!6)))
  (let ((?x17 (* 8 elem_size)))
- (= ?x17 ?x498)))))
+ (= ?x17 ?x503)))))
 (assert
  (>= r!6 0))
 (assert
  (< r!6 8))
 (assert
+ (let ((?x675 (* 4294967296 q!7)))
+ (let ((?x643 (+ ?x675 r!7)))
  (let ((?x256 (- r!1)))
  (let ((?x257 (+ r!0 ?x256)))
- (let (($x322 (< 3086942208 ?x257)))
- (let (($x320 (not $x322)))
- (let (($x325 (not $x320)))
- (let (($x315 (< 3221094400 ?x257)))
- (let (($x316 (not $x315)))
- (let (($x290 (< 3221159936 ?x257)))
- (let (($x308 (not $x290)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x352 (+ ?x321 ?x257)))
+ (= ?x352 ?x643))))))))
+(assert
+ (>= r!7 0))
+(assert
+ (< r!7 4294967296))
+(assert
+ (let ((?x816 (* 4294967296 q!8)))
+ (let ((?x817 (+ ?x816 r!8)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x694 (+ ?x321 65536)))
+ (= ?x694 ?x817))))))
+(assert
+ (>= r!8 0))
+(assert
+ (< r!8 4294967296))
+(assert
+ (let ((?x825 (* 65536 q!9)))
+ (let ((?x826 (+ ?x825 r!9)))
+ (= r!8 ?x826))))
+(assert
+ (>= r!9 0))
+(assert
+ (< r!9 65536))
+(assert
+ (let ((?x834 (* 4294967296 q!10)))
+ (let ((?x835 (+ ?x834 r!10)))
+ (let ((?x705 (+ vm_pgoff 1)))
+ (= ?x705 ?x835)))))
+(assert
+ (>= r!10 0))
+(assert
+ (< r!10 4294967296))
+(assert
+ (let ((?x1325 (* 4294967296 q!11)))
+ (let ((?x1330 (+ ?x1325 r!11)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x256 (- r!1)))
+ (let ((?x257 (+ r!0 ?x256)))
+ (let ((?x1197 (+ ?x257 ?x321)))
+ (let ((?x1198 (+ ?x1197 65536)))
+ (= ?x1198 ?x1330)))))))))
+(assert
+ (>= r!11 0))
+(assert
+ (< r!11 4294967296))
+(assert
+ (let ((?x2442 (* 4294967296 q!12)))
+ (let ((?x2449 (+ ?x2442 r!12)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x25 (* 65536 base)))
+ (let ((?x1652 (+ ?x25 ?x321)))
+ (let ((?x1382 (+ ?x1652 65536)))
+ (= ?x1382 ?x2449))))))))
+(assert
+ (>= r!12 0))
+(assert
+ (< r!12 4294967296))
+(assert
+ (let ((?x3803 (* 4294967296 q!13)))
+ (let ((?x3829 (+ ?x3803 r!13)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x25 (* 65536 base)))
+ (let ((?x1652 (+ ?x25 ?x321)))
+ (let ((?x2726 (+ ?x1652 131072)))
+ (= ?x2726 ?x3829))))))))
+(assert
+ (>= r!13 0))
+(assert
+ (< r!13 4294967296))
+(assert
+ (let ((?x4335 (* 4294967296 q!14)))
+ (let ((?x4484 (+ ?x4335 r!14)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x4215 (+ ?x321 131072)))
+ (= ?x4215 ?x4484))))))
+(assert
+ (>= r!14 0))
+(assert
+ (< r!14 4294967296))
+(assert
+ (let ((?x5182 (* 4294967296 q!15)))
+ (let ((?x5169 (+ ?x5182 r!15)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x25 (* 65536 base)))
+ (let ((?x1652 (+ ?x25 ?x321)))
+ (let ((?x4866 (+ ?x1652 196608)))
+ (= ?x4866 ?x5169))))))))
+(assert
+ (>= r!15 0))
+(assert
+ (< r!15 4294967296))
+(assert
+ (let ((?x1558 (* 4294967296 q!16)))
+ (let ((?x1575 (+ ?x1558 r!16)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x1215 (+ ?x321 196608)))
+ (= ?x1215 ?x1575))))))
+(assert
+ (>= r!16 0))
+(assert
+ (< r!16 4294967296))
+(assert
+ (let ((?x5548 (* 4294967296 q!18)))
+ (let ((?x5549 (+ ?x5548 r!18)))
+ (let ((?x3225 (+ pre!at1 65536)))
+ (let ((?x5541 (- ?x3225 pre!at1)))
+ (let ((?x5542 (- ?x5541 65536)))
+ (= ?x5542 ?x5549)))))))
+(assert
+ (>= r!18 0))
+(assert
+ (< r!18 4294967296))
+(assert
+ (let ((?x5173 (* 4294967296 q!22)))
+ (let ((?x5174 (+ ?x5173 r!22)))
+ (let ((?x6008 (+ pre!loop5 65536)))
+ (let ((?x1282 (- ?x6008 pre!loop5)))
+ (let ((?x983 (- ?x1282 65536)))
+ (= ?x983 ?x5174)))))))
+(assert
+ (>= r!22 0))
+(assert
+ (< r!22 4294967296))
+(assert
+ (let ((?x3809 (* 65536 q!24)))
+ (let ((?x6363 (+ ?x3809 r!24)))
+ (= r!14 ?x6363))))
+(assert
+ (>= r!24 0))
+(assert
+ (< r!24 65536))
+(assert
+ (let ((?x6354 (* 65536 q!25)))
+ (let ((?x6422 (+ ?x6354 r!25)))
+ (let ((?x25 (* 65536 base)))
+ (let ((?x3201 (- ?x25)))
+ (let ((?x3101 (+ pre!at1 ?x3201)))
+ (= ?x3101 ?x6422)))))))
+(assert
+ (>= r!25 0))
+(assert
+ (< r!25 65536))
+(assert
+ (let ((?x6325 (* 65536 q!26)))
+ (let ((?x6409 (+ ?x6325 r!26)))
+ (let ((?x25 (* 65536 base)))
+ (let ((?x3201 (- ?x25)))
+ (let ((?x5620 (+ pre!loop5 ?x3201)))
+ (= ?x5620 ?x6409)))))))
+(assert
+ (>= r!26 0))
+(assert
+ (< r!26 65536))
+(assert
+ (let ((?x256 (- r!1)))
+ (let ((?x257 (+ r!0 ?x256)))
+ (let (($x329 (< 3086942208 ?x257)))
+ (let (($x330 (not $x329)))
+ (let (($x328 (not $x330)))
+ (let (($x319 (< 3221094400 ?x257)))
+ (let (($x320 (not $x319)))
+ (let (($x306 (< 3221159936 ?x257)))
+ (let (($x311 (not $x306)))
  (let (($x258 (= ?x257 0)))
  (let (($x281 (not $x258)))
  (let (($x187 (= len 0)))
  (let (($x191 (not $x187)))
- (let (($x594 (and $x191 $x281 $x308 $x316 $x325)))
- (let (($x536 (and $x594 false)))
- (let ((?x319 (* 65536 vm_pgoff)))
- (let ((?x347 (+ ?x319 ?x257)))
- (let ((?x344 (- r!2)))
- (let ((?x345 (+ prod_0 ?x344)))
- (let ((?x346 (+ ?x345 65535)))
- (let (($x348 (< ?x346 ?x347)))
- (let (($x364 (not $x348)))
- (let (($x557 (and $x191 $x281 $x308 $x316 $x320 $x364)))
- (let (($x638 (and $x557 false)))
- (let ((?x442 (- ?x257)))
- (let ((?x637 (+ ?x442 3087007744)))
- (let ((?x577 (- 3087007744 ?x637)))
- (let ((?x606 (* vm_pgoff 65536)))
- (let ((?x522 (+ ?x606 ?x577)))
- (let (($x640 (<= ?x522 ?x346)))
- (let (($x669 (or false $x640)))
- (let (($x578 (and $x191 $x281 $x308 $x316 $x320 $x348)))
- (let (($x584 (and $x578 $x669)))
- (let (($x546 (and $x191 $x281 $x308 $x315)))
- (let (($x541 (and $x546 false)))
- (let (($x580 (and $x191 $x281 $x290)))
- (let (($x581 (and $x580 false)))
- (let (($x582 (and $x191 $x258)))
- (let (($x579 (and $x582 false)))
+ (let (($x945 (and $x191 $x281 $x311 $x320 $x328)))
+ (let (($x6228 (and $x945 false)))
+ (let ((?x321 (* 65536 vm_pgoff)))
+ (let ((?x352 (+ ?x321 ?x257)))
+ (let ((?x349 (- r!2)))
+ (let ((?x350 (+ prod_0 ?x349)))
+ (let ((?x351 (+ ?x350 65535)))
+ (let (($x353 (< ?x351 ?x352)))
+ (let (($x359 (not $x353)))
+ (let (($x6960 (and $x191 $x281 $x311 $x320 $x330 $x359)))
+ (let (($x6835 (and $x6960 false)))
+ (let ((?x445 (- ?x257)))
+ (let ((?x3086 (+ ?x445 3087007744)))
+ (let ((?x6569 (- 3087007744 ?x3086)))
+ (let ((?x567 (* vm_pgoff 65536)))
+ (let ((?x6562 (+ ?x567 ?x6569)))
+ (let (($x5579 (<= ?x6562 ?x351)))
+ (let (($x6899 (or false $x5579)))
+ (let (($x2825 (and $x191 $x281 $x311 $x320 $x330 $x353)))
+ (let (($x6356 (and $x2825 $x6899)))
+ (let (($x6256 (and $x191 $x281 $x311 $x319)))
+ (let (($x6290 (and $x6256 false)))
+ (let (($x6283 (and $x191 $x281 $x306)))
+ (let (($x6320 (and $x6283 false)))
+ (let (($x5156 (and $x191 $x258)))
+ (let (($x1810 (and $x5156 false)))
  (let (($x192 (and $x187)))
- (let (($x194 (and $x192 false)))
- (or $x194 $x579 $x581 $x541 $x584 $x638 $x536)))))))))))))))))))))))))))))))))))))))))))
-(check-sat)
+ (let (($x211 (and $x192 false)))
+ (or $x211 $x1810 $x6320 $x6290 $x6356 $x6835 $x6228)))))))))))))))))))))))))))))))))))))))))))
+(check-sat-using (then simplify solve-eqs (or-else (try-for (using-params smt :arith.solver 2) 3000)
+                                                     (using-params smt :arith.solver 6))))

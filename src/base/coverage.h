@@ -12,12 +12,18 @@
 // inlining, so a copy inlined into a port function is instrumented as part
 // of it. Hence only on entry points that take no callback (a callback is
 // port code, and would lose its coverage inlined into one). Sanitizers
-// (ASan, UBSan) stay on; only clang's sancov (libFuzzer, AFL++'s PCGUARD)
-// reads the attribute.
+// (ASan, UBSan) stay on. Only clang's own sancov (-fsanitize=fuzzer,
+// libFuzzer) reads the attribute, so only there is it set: AFL++'s PCGUARD
+// pass (Debian's, with clang 14) instruments these functions all the same
+// (a counter per edge; comparisons only in its CMPLOG twin), and there a
+// noinline would cost calls for nothing.
 #pragma once
 
 #if defined(__clang__)
+#if __has_feature(coverage_sanitizer)
 #define FL_NO_COVERAGE __attribute__((no_sanitize("coverage"), noinline))
-#else
+#endif
+#endif
+#if !defined(FL_NO_COVERAGE)
 #define FL_NO_COVERAGE
 #endif

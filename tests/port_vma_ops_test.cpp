@@ -16,6 +16,13 @@ void expect_vma(Machine &m, uint64_t addr, uint64_t start, uint64_t end, uint64_
 	EXPECT_EQ(s.start, start);
 	EXPECT_EQ(s.end, end);
 	EXPECT_EQ(s.pgoff, pgoff);
+	// vma_at (the contents shadow's smaps without Rss and mnemonics) agrees
+	VmaEntry v = m.vma_at(pid, addr);
+	EXPECT_TRUE(v.found);
+	EXPECT_EQ(v.start, start);
+	EXPECT_EQ(v.end, end);
+	EXPECT_EQ(v.pgoff, pgoff);
+	EXPECT_EQ(v.shared, has_vm_flag(s.vm_flags, "sh")) << s.vm_flags;
 }
 
 // docs/vma.md#split-munmap-mprotect-mremap __split_vma / do_vmi_align_munmap: unmapping the middle page

@@ -141,7 +141,8 @@ def parse_args(argv):
 def build(engines, tasks, cmplog=True):
     names = sorted({(t.source, t.config) for t in tasks})
     targets = " ".join(f"{t}:{c}" for t, c in names)
-    base = "-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+    # fuzz/build.sh's default flags (UBSan without alignment: it says why)
+    base = "-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize=alignment -fno-sanitize-recover=all"
     if PLANT:
         base += f" -DFL_PLANT_{PLANT.upper()}"
         say(f"[build] FL_PLANT={PLANT}: a planted slip in the port (test-only), into {os.path.relpath(BUILD, ROOT)}")

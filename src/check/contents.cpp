@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <sstream>
 
 namespace fl {
 
@@ -111,24 +110,11 @@ size_t ContentsShadow::first_difference(uint64_t off, const uint8_t *data, size_
 	return n;
 }
 
-namespace {
-
-// smaps' "sh": only the map's own VMAs are shared (bpf_map_mmap refuses
-// private ones; reservations are private and anonymous).
-bool is_shared(const SmapsEntry &s)
+// Only the map's own VMAs are shared (bpf_map_mmap refuses private ones;
+// reservations are private and anonymous).
+bool ContentsShadow::user_offset(const VmaEntry &s, uint64_t a, uint64_t *off) const
 {
-	std::istringstream flags(s.vm_flags);
-	for (std::string f; flags >> f;)
-		if (f == "sh")
-			return true;
-	return false;
-}
-
-}  // namespace
-
-bool ContentsShadow::user_offset(const SmapsEntry &s, bool shared, uint64_t a, uint64_t *off) const
-{
-	if (!shared || !s.found || a < s.start || a >= s.end || s.pgoff >= visible_bytes_ >> page_shift_)
+	if (!s.shared || !s.found || a < s.start || a >= s.end || s.pgoff >= visible_bytes_ >> page_shift_)
 		return false;
 	*off = (s.pgoff << page_shift_) + (a - s.start);
 	return *off < visible_bytes_;
@@ -182,13 +168,12 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 	case OpKind::load: {
 		const bool store = op.kind == OpKind::store;
 		// An access spans at most two VMAs: the first and the last byte's.
-		const SmapsEntry first = m.smaps(op.proc, addr & mask);
-		const SmapsEntry last = m.smaps(op.proc, (addr + op.size - 1) & mask);
-		const bool first_shared = is_shared(first), last_shared = is_shared(last);
+		const VmaEntry first = m.vma_at(op.proc, addr & mask);
+		const VmaEntry last = m.vma_at(op.proc, (addr + op.size - 1) & mask);
 		for (unsigned i = 0; i < op.size; i++) {
 			const uint64_t a = (addr + i) & mask;
 			uint64_t off;
-			if (!user_offset(first, first_shared, a, &off) && !user_offset(last, last_shared, a, &off))
+			if (!user_offset(first, a, &off) && !user_offset(last, a, &off))
 				continue;
 			if (store) {
 				set(off, uint8_t(op.value >> (8 * i)));

@@ -3,7 +3,7 @@
 // from the ops a Program runs and what they returned (update, user stores
 // through any shared mapping of the map, the differential's resynchronising
 // kernel writes), and checked against every lookup and user load. It reads
-// the machine only through its public interface (smaps), so it holds the
+// the machine only through its public interface (vma_at), so it holds the
 // same at every patch level, `pre` included: a slip that eager and lazy
 // share (an update that lands in the wrong element) still shows here, where
 // the differential, comparing the two, is blind to it.
@@ -45,9 +45,8 @@ public:
 private:
 	// The map offset user address `a` reaches through `vma` when that is a
 	// shared mapping of the map that holds `a`, exactly (no wrap); false
-	// when it is not (`shared`: the VMA is, computed once) or the offset lies
-	// past the visible data.
-	bool user_offset(const SmapsEntry &vma, bool shared, uint64_t a, uint64_t *off) const;
+	// when it is not or the offset lies past the visible data.
+	bool user_offset(const VmaEntry &vma, uint64_t a, uint64_t *off) const;
 	uint8_t byte(uint64_t off) const;
 	bool known(uint64_t off) const;
 	bool all_known() const { return !all_unknown_ && unknown_.empty(); }

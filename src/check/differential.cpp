@@ -32,7 +32,7 @@ bool classify(const Op &op, const Event &a, const Event &b, Execution &eager, ui
 	if ((op.kind == OpKind::load || op.kind == OpKind::store) && b.sig == uapi::sigbus &&
 	    a.sig != uapi::sigbus) {
 		for (uint64_t at : {addr, addr + op.size - 1}) {
-			if (eager.machine().user_page_id(op.proc, at) < 0 && eager.machine().smaps(op.proc, at).found) {
+			if (eager.machine().user_page_id(op.proc, at) < 0 && eager.machine().vma_at(op.proc, at).found) {
 				out->push_back(Difference::dontneed_refault);
 				return true;
 			}

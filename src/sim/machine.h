@@ -57,6 +57,15 @@ struct Access {
 	std::vector<uint8_t> bytes;  // loaded bytes (little endian), empty for stores
 };
 
+// The VMA containing an address, as /proc/PID/maps tells it: what the
+// contents shadow asks on every load and store, without smaps' page count
+// and flag mnemonics. shared: VM_SHARED (smaps' "sh").
+struct VmaEntry {
+	bool found = false;
+	uint64_t start = 0, end = 0, pgoff = 0;
+	bool shared = false;
+};
+
 // What /proc/PID/smaps says about the VMA containing an address.
 struct SmapsEntry {
 	bool found = false;
@@ -108,6 +117,7 @@ public:
 	virtual bool arena_kernel_read(uint64_t addr, void *dst, uint32_t n) = 0;
 	virtual bool arena_kernel_write(uint64_t addr, const void *src, uint32_t n) = 0;
 
+	virtual VmaEntry vma_at(int pid, uint64_t addr) const = 0;
 	virtual SmapsEntry smaps(int pid, uint64_t addr) const = 0;
 	virtual const Stats &stats() const = 0;
 

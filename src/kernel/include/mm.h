@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernel.h"
+#include "base/coverage.h"
 #include "base/slab.h"
 #include "base/stats.h"
 #include "locking.h"
@@ -83,6 +84,8 @@ enum class page_owner : u8 { vmalloc, direct_map };
 // changed since it last looked (page_refcount is checked on those only, not
 // on every page of every area after every op). Intrusive and doubly linked,
 // so a page that goes away while listed (vfree) unlinks itself in O(1).
+// The bookkeeping of the checker, outside the fuzzers' coverage
+// (FL_NO_COVERAGE, base/coverage.h), as are the PTE counts (pte_ghost).
 struct page_inv_link {
 	page_inv_link *prev = nullptr, *next = nullptr;  // NULL: not listed
 	page_inv_link() = default;
@@ -90,7 +93,7 @@ struct page_inv_link {
 	page_inv_link &operator=(const page_inv_link &) = delete;
 	~page_inv_link() { unlink(); }
 	bool listed() const { return next != nullptr; }
-	void unlink()
+	FL_NO_COVERAGE void unlink()
 	{
 		if (!next)
 			return;
@@ -127,7 +130,7 @@ struct page_inv_list {
 };
 
 struct page_counts;
-inline void page_counts_changed(page_counts *pc);
+FL_NO_COVERAGE inline void page_counts_changed(page_counts *pc);
 // Not kernel: the type of struct page's counts (atomic_t in the kernel): an
 // int that puts its page on the checker's list whenever it changes, so no
 // write to a count (the port's _mapcount++, put_page's _refcount--, a slip
@@ -192,7 +195,7 @@ struct pte_t {
 };
 // Not kernel: the page tables' count of the PTEs mapping a page, for the
 // invariant checker (independent of the port's _mapcount).
-inline void pte_ghost(const pte_t &pte, int delta)
+FL_NO_COVERAGE inline void pte_ghost(const pte_t &pte, int delta)
 {
 	if (pte.pg)
 		pte.pg->inv_ptes += delta;
@@ -388,7 +391,7 @@ inline bool kasan_check_vma(const vm_area_struct *vma, const char *where)
 	return !vma->kasan_freed;
 }
 extern thread_local constinit kernel_globals *kg;
-inline void page_counts_changed(page_counts *pc)
+FL_NO_COVERAGE inline void page_counts_changed(page_counts *pc)
 {
 	if (kg && !pc->inv_dirty.listed())
 		kg->inv_dirty_pages.add(&pc->inv_dirty);

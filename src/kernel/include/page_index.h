@@ -7,7 +7,8 @@
 // remap_vmalloc_range() walking a thousand consecutive indexes finds each in
 // the chunk it found the last one in, instead of hashing and allocating a
 // node per page. Iteration runs in index order. A slot holding no page is
-// no entry (find and iteration skip it).
+// no entry (find and iteration skip it). The fuzzers' coverage leaves the
+// lookups out (FL_NO_COVERAGE, base/coverage.h).
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/coverage.h"
 #include "kernel.h"
 
 namespace fl::FL_ARCH_NS {
@@ -73,7 +75,7 @@ public:
 	const_iterator end() const { return const_iterator(&chunks_, chunks_.size(), 0); }
 
 	// The slot of index i (empty if no page is there yet), made on demand.
-	std::unique_ptr<Page> &operator[](ulong i)
+	FL_NO_COVERAGE std::unique_ptr<Page> &operator[](ulong i)
 	{
 		size_t c = chunk_of(i);
 		if (c == chunks_.size() || chunks_[c]->base != base_of(i)) {
@@ -86,7 +88,7 @@ public:
 		hint_ = c;
 		return chunks_[c]->slot[i & (kSlots - 1)].second;
 	}
-	iterator find(ulong i)
+	FL_NO_COVERAGE iterator find(ulong i)
 	{
 		size_t c = chunk_of(i);
 		if (c == chunks_.size() || chunks_[c]->base != base_of(i) || !chunks_[c]->slot[i & (kSlots - 1)].second)
@@ -94,7 +96,7 @@ public:
 		hint_ = c;
 		return iterator(&chunks_, c, i & (kSlots - 1));
 	}
-	const_iterator find(ulong i) const
+	FL_NO_COVERAGE const_iterator find(ulong i) const
 	{
 		size_t c = chunk_of(i);
 		if (c == chunks_.size() || chunks_[c]->base != base_of(i) || !chunks_[c]->slot[i & (kSlots - 1)].second)
@@ -120,7 +122,7 @@ public:
 private:
 	static ulong base_of(ulong i) { return i & ~(kSlots - 1); }
 	// The position of the chunk holding i, or where it would go.
-	size_t chunk_of(ulong i) const
+	FL_NO_COVERAGE size_t chunk_of(ulong i) const
 	{
 		const ulong b = base_of(i);
 		if (hint_ < chunks_.size() && chunks_[hint_]->base == b)

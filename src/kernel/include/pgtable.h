@@ -16,6 +16,8 @@
 // pte_ghost(pte, +1/-1) is called for every PTE installed or removed (the
 // checker's per-page count of the PTEs that map it), and the tables whose
 // slots changed since the checker last looked are listed (take_dirty).
+// The fuzzers' coverage leaves the table out (FL_NO_COVERAGE, base/coverage.h),
+// but for the walks that call the port back.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/coverage.h"
 #include "kernel.h"
 
 #if defined(FL_SYMBOLIC)
@@ -43,7 +46,7 @@ public:
 	page_table(const page_table &) = delete;
 	page_table &operator=(const page_table &) = delete;
 
-	Pte *find(ulong addr)
+	FL_NO_COVERAGE Pte *find(ulong addr)
 	{
 		table *t = table_of(addr);
 		unsigned s = slot_of(addr);
@@ -51,7 +54,7 @@ public:
 	}
 
 	// Installs (or overwrites) the PTE for addr.
-	void set(ulong addr, const Pte &pte)
+	FL_NO_COVERAGE void set(ulong addr, const Pte &pte)
 	{
 		table *t = table_of(addr);
 		if (!t)
@@ -112,7 +115,7 @@ public:
 	}
 
 	// Drops every PTE; the tables stay for reuse.
-	void clear()
+	FL_NO_COVERAGE void clear()
 	{
 		for (table *t : tables_) {
 			walk(t, 0, (ulong)~(ulong)0, [&](unsigned s, ulong) { pte_ghost(t->slot[s], -1); });
@@ -175,7 +178,7 @@ private:
 	}
 
 	// The index of the first table whose span reaches lo.
-	size_t first_table(ulong lo) const
+	FL_NO_COVERAGE size_t first_table(ulong lo) const
 	{
 		ulong b = base_of(lo);
 		if (!tables_.empty() && tables_.back()->base < b)  /* past the end: appends stay O(1) */
@@ -188,7 +191,7 @@ private:
 	// The table holding a, if any. Accesses cluster (a fault, then loads in
 	// the same page; remap's run of inserts), so the last table found is
 	// tried first; a stale hint only costs the search.
-	table *table_of(ulong a)
+	FL_NO_COVERAGE table *table_of(ulong a)
 	{
 		ulong b = base_of(a);
 		if (hint_ < tables_.size() && tables_[hint_]->base == b)
@@ -204,7 +207,7 @@ private:
 	struct dirty_span {
 		ulong lo, hi;
 	};
-	void mark_dirty(table *t)
+	FL_NO_COVERAGE void mark_dirty(table *t)
 	{
 		if (t->dirty)
 			return;
@@ -214,7 +217,7 @@ private:
 		dirty_.push_back({t->base, span && t->base + span > t->base ? t->base + span : (ulong)~(ulong)0});
 	}
 
-	table *add_table(ulong base)
+	FL_NO_COVERAGE table *add_table(ulong base)
 	{
 		table *t;
 		if (!free_.empty()) {

@@ -124,15 +124,28 @@ void vfree(ulong addr)
 	kg->vmap_areas.erase(it);
 }
 
+// Not kernel: the live vmalloc area whose pages (not its guard page) hold
+// addr, or NULL; what vmalloc_to_page's walk of init_mm's page tables meets
+// first. Outside the fuzzers' coverage (base/coverage.h): it runs for every
+// page the eager remap_vmalloc_range() inserts, and vmalloc_to_page's own
+// branches still tell which kind of page it found.
+FL_NO_COVERAGE static vm_struct *vmap_area_of(ulong addr)
+{
+	for (auto &a : kg->vmap_areas) {
+		if (addr < a->addr || addr - a->addr >= get_vm_area_size(a.get()))
+			continue;
+		return a.get();
+	}
+	return nullptr;
+}
+
 // mm/vmalloc.c: vmalloc_to_page. Walks init_mm's page tables: an address in
 // any live vmalloc area (not its guard page) gives that area's page; the
 // lowmem direct map is mapped with large pages, so an address there gives a
 // lowmem page (foreign to every map); anything else is unmapped: NULL.
 page *vmalloc_to_page(ulong vmalloc_addr)
 {
-	for (auto &a : kg->vmap_areas) {
-		if (vmalloc_addr < a->addr || vmalloc_addr - a->addr >= get_vm_area_size(a.get()))
-			continue;
+	if (vm_struct *a = vmap_area_of(vmalloc_addr)) {
 		ulong index = (vmalloc_addr - a->addr) >> PAGE_SHIFT;
 		if (a->flags & VM_SPARSE) {
 			/* only what was mapped there (apply_to_page_range) */

@@ -42,6 +42,7 @@ public:
 	bool arena_kernel_read(uint64_t addr, void *dst, uint32_t n) override;
 	bool arena_kernel_write(uint64_t addr, const void *src, uint32_t n) override;
 
+	VmaEntry vma_at(int pid, uint64_t addr) const override;
 	SmapsEntry smaps(int pid, uint64_t addr) const override;
 	const Stats &stats() const override { return stats_; }
 
@@ -92,15 +93,14 @@ private:
 
 	Process *proc(int pid);
 	const Process *proc(int pid) const;
+	vm_area_struct *user_vma(int pid, uint64_t addr) const;  // entered: kg, kcfg and current set
 	bool is_map_vma(const vm_area_struct *vma) const { return map_vm_file_ && vma->vm_file == map_vm_file_; }
 	file *map_fd_file() const { return kg_.files.fd_array[kMapFd]; }  /* a peek: no reference */
 	bool map_file_held() const;
 	void forget_map_if_freed();
 	Access user_access(int pid, uint64_t addr, unsigned size, bool write, uint64_t value);
 	void check_coherent(const vm_area_struct *vma, ulong addr, const u8 *bytes, unsigned n);
-	bool is_visible_data_page(const page *pg) const;
 	std::string describe_foreign(const page *pg) const;
-	bool is_expected_page(const vm_area_struct *vma, ulong addr, const page *pg) const;
 	Violation check_pages(bool whole) const;
 	void note(Invariant what, std::string detail);
 	void add_neighbour_area();
@@ -133,12 +133,18 @@ private:
 		static VmaSeen of(const vm_area_struct *v) { return {v, v->vm_start, v->vm_end, v->vm_pgoff, v->vm_file}; }
 		bool operator==(const VmaSeen &) const = default;
 	};
+	// The map as a check sees it. The per-PTE checks ask this plain copy,
+	// not the machine: under UBSan every use of the polymorphic machine's
+	// members hashes its dynamic type (-fsanitize=vptr).
 	struct MapSeen {
 		const void *array = nullptr, *arena = nullptr;
 		const file *map_file = nullptr;
 		int area_id = -1;
 		u64 visible = 0, hdr = 0;
 		bool operator==(const MapSeen &) const = default;
+		bool is_map_vma(const vm_area_struct *vma) const { return map_file && vma->vm_file == map_file; }
+		bool is_visible_data_page(const page *pg) const;
+		bool is_expected_page(const vm_area_struct *vma, ulong addr, const page *pg) const;
 	};
 	MapSeen map_seen() const;
 	void changed_ranges(mm_struct &mm, const std::vector<VmaSeen> *seen);

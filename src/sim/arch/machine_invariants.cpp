@@ -14,10 +14,10 @@
 
 namespace fl::FL_ARCH_NS {
 
-bool MachineImpl::is_visible_data_page(const page *pg) const
+bool MachineImpl::MapSeen::is_visible_data_page(const page *pg) const
 {
-	return array_ && pg->owner == page_owner::vmalloc && pg->area_id == map_area_id_ &&
-	       pg->index >= hdr_pages_ && pg->index - hdr_pages_ < visible_pages_;
+	return array && pg->owner == page_owner::vmalloc && pg->area_id == area_id && pg->index >= hdr &&
+	       pg->index - hdr < visible;
 }
 
 // Does pg (a visible data page of the map) sit where remap_vmalloc_range()
@@ -25,11 +25,11 @@ bool MachineImpl::is_visible_data_page(const page *pg) const
 // exact file offset; an area holds one struct page per index, so comparing
 // indexes (in exact arithmetic: an index that overflows u64 is past any map)
 // compares the pages, without a lookup in the area per PTE.
-bool MachineImpl::is_expected_page(const vm_area_struct *vma, ulong addr, const page *pg) const
+bool MachineImpl::MapSeen::is_expected_page(const vm_area_struct *vma, ulong addr, const page *pg) const
 {
 	u64 idx;
 	return !__builtin_add_overflow((u64)vma->vm_pgoff, (u64)((addr - vma->vm_start) >> PAGE_SHIFT), &idx) &&
-	       idx < visible_pages_ && (u64)pg->index - hdr_pages_ == idx;
+	       idx < visible && (u64)pg->index - hdr == idx;
 }
 
 static std::string hex(u64 v)
@@ -98,13 +98,14 @@ Violation MachineImpl::check_invariants()
 
 	/* Only what changed since the last passing check can fail now (an arena
 	 * map's pages change under unchanged PTEs: always whole). */
-	const bool whole = whole_checks() || !checked_valid_ || arena_ || !(map_seen() == checked_map_);
+	const MapSeen map = map_seen();
+	const bool whole = whole_checks() || !checked_valid_ || arena_ || !(map == checked_map_);
 	const size_t seen_pids = whole ? 0 : checked_vmas_.size();
 	checked_vmas_.resize(procs_.size());
 	for (size_t pid = 0; pid < procs_.size(); pid++) {
 		mm_struct &mm = procs_[pid]->mm;
 		for (vm_area_struct *vma : mm.mmap)
-			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
+			if (map.is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
 				maywrite_vmas++;
 		changed_ranges(mm, pid < seen_pids ? &checked_vmas_[pid] : nullptr);
 		vm_area_struct *last = nullptr;  /* the walk is in address order: mostly the same VMA */
@@ -117,15 +118,15 @@ Violation MachineImpl::check_invariants()
 			if (!vma) {
 				bad = {Invariant::pte_outside_vma,
 				       "pid " + std::to_string(pid) + " PTE at " + hex(addr) + " outside every VMA"};
-			} else if (!is_map_vma(vma)) {
+			} else if (!map.is_map_vma(vma)) {
 				return;
-			} else if (arena_) {
+			} else if (map.arena) {
 				check_arena_pte(pid, vma, addr, pte.pg, &bad);
-			} else if (!is_visible_data_page(pte.pg)) {
+			} else if (!map.is_visible_data_page(pte.pg)) {
 				bad = {Invariant::foreign_page,
 				       "pid " + std::to_string(pid) + " maps " + describe_foreign(pte.pg) + " at " +
 					       hex(addr) + " (vm_pgoff " + hex(vma->vm_pgoff) + ")"};
-			} else if (!is_expected_page(vma, addr, pte.pg)) {
+			} else if (!map.is_expected_page(vma, addr, pte.pg)) {
 				bad = {Invariant::page_identity,
 				       "pid " + std::to_string(pid) + " PTE at " + hex(addr) + " maps data page " +
 					       std::to_string(pte.pg->index - hdr_pages_) +
@@ -148,7 +149,7 @@ Violation MachineImpl::check_invariants()
 		bad = check_pages(whole);
 	kg_.inv_dirty_pages.clear();
 	checked_valid_ = !bad;
-	checked_map_ = map_seen();
+	checked_map_ = map;
 	return bad;
 }
 

@@ -49,12 +49,13 @@ struct Setup {
 };
 std::vector<Setup> all_setups();  // the table, in order
 
-// One width, page size and door: a Session with the map's inputs and
-// geometry, and each level's exploration of mmap (and the fault), path by
-// path, shared by that setting's rows of obligations 1-4 and 6
-// (obligations.cpp). Its rows run one after the other, on one thread.
+// One width, page size, door and level: a Session with the map's inputs
+// and geometry, and the explorations of mmap (and the fault), path by
+// path, shared by that setting's rows of obligations 1-4 and 6 and the
+// direct rows' range questions (obligations.cpp). Its rows run one after
+// the other, on one thread.
 struct Scenario;
-std::shared_ptr<Scenario> make_scenario(unsigned bits, unsigned shift, Assume);
+std::shared_ptr<Scenario> make_scenario(const Setup &);  // st's setting and level
 
 // One row's question: the negated property as one disjunct per explored
 // path, handed out as the row asks for them (a row with a counterexample

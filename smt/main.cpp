@@ -188,8 +188,7 @@ void emit(const std::string &dir, Query &q, const Outcome &o, const std::string 
 // A model the machine can run: the map's geometry a real map has (value_size
 // 8, bypass: the product is 8 * max_entries and the area exactly the header,
 // the data and the guard page), small, the bad page on the header page if
-// possible. None: the abstraction's
-// counterexample is spurious.
+// possible. None: the abstraction's counterexample is spurious.
 std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 {
 	const Setup &st = q.setup;
@@ -235,7 +234,7 @@ std::optional<Replay> replay_row(Query &q, unsigned timeout_ms)
 }
 
 // One row of the table, as far as its own setting decides it (a direct
-// row's rescue needs the others: main's second pass).
+// row's rescue by anon needs the anon row: main, after every group).
 struct Row {
 	Setup st;
 	std::string want;
@@ -321,9 +320,7 @@ void run_range(Row &row, std::shared_ptr<Scenario> scenario, const Options &opt,
 	row.ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Tasks over `jobs` threads: each task a list of rows that share a
-// scenario, run in table order on one thread (the scenario's Session is
-// one Z3 context), so a verdict does not depend on the threads.
+// Tasks (group_task) over `jobs` threads
 void run_tasks(std::vector<std::function<void()>> &tasks, unsigned jobs)
 {
 	std::atomic<size_t> next{0};
@@ -350,10 +347,31 @@ bool proves(const Setup &st, Options opt)
 }
 
 // the rows that share a level's explorations (kmodel.h Scenario)
-std::string scenario_key(const Setup &st, Assume assume)
+std::string scenario_key(const Setup &st)
 {
-	return std::to_string(st.bits) + " " + std::to_string(st.shift) + " " + to_string(assume) + " " +
+	return std::to_string(st.bits) + " " + std::to_string(st.shift) + " " + to_string(st.assume) + " " +
 	       to_string(*st.level);
+}
+
+// A task: rows that share a scenario (none: a level-independent row, in a
+// session of its own), in table order on one thread (the scenario's Session
+// is one Z3 context, so a verdict does not depend on the threads); the
+// direct rows' range queries after the rows, so that they do not change
+// the order the rows' explorations reach the session in; the scripts last
+std::function<void()> group_task(std::vector<Row *> g, const Options &opt)
+{
+	return [g, &opt]() {
+		const Setup &st = g[0]->st;
+		auto sc = st.level ? make_scenario(st) : nullptr;
+		Later later;
+		for (Row *row : g)
+			run_row(*row, sc, opt, later);
+		for (Row *row : g)
+			if (wants_range(*row, opt))
+				run_range(*row, sc, opt, later);
+		for (auto &f : later)
+			f();
+	};
 }
 
 }  // namespace
@@ -451,17 +469,12 @@ int main(int argc, char **argv)
 	// explorations; the level-independent rows each alone; the costly first
 	auto wall0 = std::chrono::steady_clock::now();
 	std::map<std::string, std::vector<Row *>> groups;
-	std::vector<std::function<void()>> tasks;
+	std::vector<std::vector<Row *>> alone;
 	for (Row &row : rows) {
 		if (row.st.level)
-			groups[scenario_key(row.st, row.st.assume)].push_back(&row);
+			groups[scenario_key(row.st)].push_back(&row);
 		else
-			tasks.push_back([&row, &opt]() {
-				Later later;
-				run_row(row, nullptr, opt, later);
-				for (auto &f : later)
-					f();
-			});
+			alone.push_back({&row});
 	}
 	auto weight = [](const Setup &st) {
 		return (st.shift == 12 ? 8 : 1) * (st.bits == 64 ? 2 : 1) * (st.assume == Assume::direct ? 2 : 1) *
@@ -472,23 +485,11 @@ int main(int argc, char **argv)
 		ordered.push_back(g);
 	std::stable_sort(ordered.begin(), ordered.end(),
 			 [&](const auto &a, const auto &b) { return weight(a[0]->st) > weight(b[0]->st); });
-	std::vector<std::function<void()>> first;
-	// a group's range queries after its rows, so that they do not change
-	// the order the rows' explorations reach the session in; its scripts last
+	ordered.insert(ordered.end(), alone.begin(), alone.end());
+	std::vector<std::function<void()>> tasks;
 	for (const std::vector<Row *> &g : ordered)
-		first.push_back([g, &opt]() {
-			auto sc = make_scenario(g[0]->st.bits, g[0]->st.shift, g[0]->st.assume);
-			Later later;
-			for (Row *row : g)
-				run_row(*row, sc, opt, later);
-			for (Row *row : g)
-				if (wants_range(*row, opt))
-					run_range(*row, sc, opt, later);
-			for (auto &f : later)
-				f();
-		});
-	first.insert(first.end(), tasks.begin(), tasks.end());
-	run_tasks(first, jobs);
+		tasks.push_back(group_task(g, opt));
+	run_tasks(tasks, jobs);
 
 	// a direct row's counterexample that range does not rescue: does anon's
 	// row of the same configuration prove it?

@@ -153,15 +153,17 @@ expr mmap_said(const Path &p, bool accepted, const std::function<expr(const Even
 
 }  // namespace
 
-// The explorations of one setting (kmodel.h), one Session per level (the
-// order explorations run in one Z3 context steers its heuristics: a
+// The explorations of one setting and level (kmodel.h), in one Session (the
+// order explorations run in one Z3 context steers its heuristics: the
 // level's own paths first, then pre's for obligation 3, as when each row
 // had its own): mmap_fault, and mmap alone (obligation 2 asks only what
-// f_op->mmap said), each path kept once explored, for every row of the
-// setting that asks.
+// f_op->mmap said), each path kept once explored, for every row that asks.
 struct Scenario {
 	unsigned bits, shift;
 	Assume assume;
+	std::shared_ptr<fl::sym::Session> session = std::make_shared<fl::sym::Session>();
+	std::optional<port::Inputs> in;  // the map's inputs and geometry
+	std::optional<port::Geometry> g;
 
 	struct Stream {
 		Stream(const port::Kernel &k, const std::string &name) : k(k), e(name) {}
@@ -171,58 +173,29 @@ struct Scenario {
 		std::vector<std::optional<port::Mapped>> out;  // done paths: what mmap_fault returned
 		std::optional<port::Mapped> last;
 	};
-	struct Level {  // one level's rows: the map's inputs and geometry, the streams
-		std::shared_ptr<fl::sym::Session> session = std::make_shared<fl::sym::Session>();
-		std::optional<port::Inputs> in;
-		std::optional<port::Geometry> g;
-		std::map<std::pair<Patch, bool>, std::unique_ptr<Stream>> streams;
-	};
-	std::map<Patch, std::unique_ptr<Level>> levels;
+	std::map<std::pair<Patch, bool>, std::unique_ptr<Stream>> streams;
 
 	port::Kernel kernel(Patch level, bool fault) const
 	{
 		return {level, bits, shift, door_of(assume), true, fault};
 	}
 
-	Level &level(Patch p)
+	// `which`'s exploration
+	Stream &stream(Patch which, bool fault)
 	{
-		std::unique_ptr<Level> &l = levels[p];
-		if (l)
-			return *l;
-		l = std::make_unique<Level>();
-		fl::sym::Session &s = *l->session;
-		fl::sym::Session::Scope scope(s);
-		z3::context &c = s.c;
-		port::Kernel k = kernel(p, true);
-		l->in = port::Inputs::make(s, k);
-		const port::Inputs &in = *l->in;
-		l->g = port::world(bits).geometry(k, in);
-		// the map and a neighbouring area as vmalloc leaves them, and the door's ABI:
-		// in the domain, so every exploration's branches see them
-		s.domain.push_back(geometry_facts(c, k, *l->g));
-		s.domain.push_back(in.nbase.e + in.nsize.e <= in.base.e || in.base.e + in.size.e <= in.nbase.e);
-		s.domain.push_back(in.nbase.e + in.nsize.e <= fl::sym::int_of(l->g->vmalloc_end));
-		if (assume != Assume::direct)
-			s.domain.push_back(reachable_pgoff(c, bits, shift, in.vm_pgoff.e));
-		return *l;
-	}
-
-	// `which`'s exploration in the session of `in`'s rows
-	Stream &stream(Level &in, Patch which, bool fault)
-	{
-		std::unique_ptr<Stream> &s = in.streams[{which, fault}];
+		std::unique_ptr<Stream> &s = streams[{which, fault}];
 		if (!s) {
 			/* the explorer's name prefixes its loop variables: one per stream */
 			s = std::make_unique<Stream>(kernel(which, fault), std::string(to_string(which)) + (fault ? "" : "m"));
-			s->e.start([this, raw = s.get(), &in]() { raw->last.emplace(port::world(bits).mmap_fault(raw->k, *in.in)); });
+			s->e.start([this, raw = s.get()]() { raw->last.emplace(port::world(bits).mmap_fault(raw->k, *in)); });
 		}
 		return *s;
 	}
 
 	// path i of the stream, explored if it is not yet; false past the last
-	bool have(Level &in, Stream &s, size_t i)
+	bool have(Stream &s, size_t i)
 	{
-		fl::sym::Session::Scope scope(*in.session);
+		fl::sym::Session::Scope scope(*session);
 		while (s.paths.size() <= i) {
 			std::optional<Path> p = s.e.next();
 			if (!p)
@@ -235,12 +208,25 @@ struct Scenario {
 	}
 };
 
-std::shared_ptr<Scenario> make_scenario(unsigned bits, unsigned shift, Assume assume)
+std::shared_ptr<Scenario> make_scenario(const Setup &st)
 {
 	auto sc = std::make_shared<Scenario>();
-	sc->bits = bits;
-	sc->shift = shift;
-	sc->assume = assume;
+	sc->bits = st.bits;
+	sc->shift = st.shift;
+	sc->assume = st.assume;
+	fl::sym::Session &s = *sc->session;
+	fl::sym::Session::Scope scope(s);
+	z3::context &c = s.c;
+	port::Kernel k = sc->kernel(*st.level, true);
+	const port::Inputs &in = sc->in.emplace(port::Inputs::make(s, k));
+	const port::Geometry &g = sc->g.emplace(port::world(st.bits).geometry(k, in));
+	// the map and a neighbouring area as vmalloc leaves them, and the door's ABI:
+	// in the domain, so every exploration's branches see them
+	s.domain.push_back(geometry_facts(c, k, g));
+	s.domain.push_back(in.nbase.e + in.nsize.e <= in.base.e || in.base.e + in.size.e <= in.nbase.e);
+	s.domain.push_back(in.nbase.e + in.nsize.e <= fl::sym::int_of(g.vmalloc_end));
+	if (st.assume != Assume::direct)
+		s.domain.push_back(reachable_pgoff(c, st.bits, st.shift, in.vm_pgoff.e));
 	return sc;
 }
 
@@ -251,14 +237,13 @@ void mmap_rows(Query &q)
 {
 	const Setup &st = q.setup;
 	Scenario &sc = *q.scenario;
-	Scenario::Level &lv = sc.level(*st.level);
-	z3::context &c = lv.session->c;
-	const port::Geometry &g = *lv.g;
+	z3::context &c = sc.session->c;
+	const port::Geometry &g = *sc.g;
 	const Patch level = *st.level;
 	const bool lazy = level != Patch::pre;
 	const expr ps = c.int_val((uint64_t)1 << st.shift);
-	Scenario::Stream &s = sc.stream(lv, level, st.obligation != 2);
-	auto not_visible = [&lv, &c, shift = st.shift](const Event &e) { return !visible_page(c, *lv.g, shift, e); };
+	Scenario::Stream &s = sc.stream(level, st.obligation != 2);
+	auto not_visible = [&sc, &c, shift = st.shift](const Event &e) { return !visible_page(c, *sc.g, shift, e); };
 
 	// obligation 3: pre's paths, whole, in the level's session, after the
 	// level's own (the order the paths reach the session in steers Z3:
@@ -271,10 +256,10 @@ void mmap_rows(Query &q)
 	if (st.obligation == 3) {
 		constexpr size_t kLevelFirst = 20;
 		if (s.paths.empty())
-			for (size_t i = 0; i < kLevelFirst && sc.have(lv, s, i); i++)
+			for (size_t i = 0; i < kLevelFirst && sc.have(s, i); i++)
 				;
-		pre = &sc.stream(lv, Patch::pre, true);
-		for (size_t i = 0; sc.have(lv, *pre, i); i++) {
+		pre = &sc.stream(Patch::pre, true);
+		for (size_t i = 0; sc.have(*pre, i); i++) {
 			const Path &pp = pre->paths[i];
 			note_path(q, pp);
 			pre_accepts = pre_accepts || (pp.cond && mmap_said(pp, true));
@@ -283,10 +268,10 @@ void mmap_rows(Query &q)
 	}
 
 	auto index = std::make_shared<size_t>(0);
-	q.next_part = [&sc, &lv, &s, pre, index, g, ps, lazy, not_visible, pre_accepts, pre_refuses](
+	q.next_part = [&sc, &s, pre, index, g, ps, lazy, not_visible, pre_accepts, pre_refuses](
 			      Query &q) -> std::optional<expr> {
 		size_t i = (*index)++;
-		if (!sc.have(lv, s, i))
+		if (!sc.have(s, i))
 			return std::nullopt;
 		const Path &p = s.paths[i];
 		note_path(q, p);
@@ -442,11 +427,10 @@ Query build_query(const Setup &st, std::shared_ptr<Scenario> scenario)
 		return q;
 	}
 	if (!scenario)
-		scenario = make_scenario(st.bits, st.shift, st.assume);
-	Scenario::Level &lv = scenario->level(*st.level);
+		scenario = make_scenario(st);
 	q.scenario = scenario;
-	q.session = lv.session;
-	q.in = &*lv.in;
+	q.session = scenario->session;
+	q.in = &*scenario->in;
 	fl::sym::Session::Scope scope(*q.session);
 	mmap_rows(q);
 	return q;

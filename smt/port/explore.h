@@ -161,7 +161,6 @@ public:
 	// left. The body's Words must not outlive a run.
 	void start(std::function<void()> body);
 	std::optional<Path> next();
-	bool finished() const { return todo_.empty(); }
 
 	// the hooks of symbolic/word.h and symbolic/containers.h
 	bool decide(z3::expr cond, const void *site);

@@ -129,7 +129,7 @@ SmapsEntry MachineImpl::smaps(int pid, uint64_t addr) const
 	s.start = vma->vm_start;
 	s.end = vma->vm_end;
 	s.pgoff = vma->vm_pgoff;
-	s.rss_pages = const_cast<mm_struct &>(proc(pid)->mm).ptes.count_range(vma->vm_start, vma->vm_end);
+	s.rss_pages = vma->vm_mm->ptes.count_range(vma->vm_start, vma->vm_end);
 	for (unsigned bit = 0; bit < 32; bit++) {
 		if (!(vma->vm_flags & ((vm_flags_t)1 << bit)) || !kVmFlagNames[bit])
 			continue;

@@ -49,13 +49,14 @@ struct Setup {
 };
 std::vector<Setup> all_setups();  // the table, in order
 
-// One width, page size, door and level: a Session with the map's inputs
-// and geometry, and the explorations of mmap (and the fault), path by
-// path, shared by that setting's rows of obligations 1-4 and 6 and the
-// direct rows' range questions (obligations.cpp). Its rows run one after
-// the other, on one thread.
+// One width, page size and door: a Session with the map's inputs and
+// geometry, and the explorations of mmap (and the fault) of each level its
+// rows ask for, path by path, shared by the rows of obligations 1-4 and 6
+// and the direct rows' range questions (obligations.cpp; which levels
+// share one: faultline-prove's scenario_key). Its rows run one after the
+// other, on one thread.
 struct Scenario;
-std::shared_ptr<Scenario> make_scenario(const Setup &);  // st's setting and level
+std::shared_ptr<Scenario> make_scenario(const Setup &);  // st's setting
 
 // One row's question: the negated property as one disjunct per explored
 // path, handed out as the row asks for them (a row with a counterexample

@@ -153,11 +153,11 @@ expr mmap_said(const Path &p, bool accepted, const std::function<expr(const Even
 
 }  // namespace
 
-// The explorations of one setting and level (kmodel.h), in one Session (the
-// order explorations run in one Z3 context steers its heuristics: the
-// level's own paths first, then pre's for obligation 3, as when each row
-// had its own): mmap_fault, and mmap alone (obligation 2 asks only what
-// f_op->mmap said), each path kept once explored, for every row that asks.
+// The explorations of one setting (kmodel.h), in one Session (the order
+// explorations run in one Z3 context steers its heuristics: for
+// obligation 3 the level's own paths first, then pre's): each level's
+// mmap_fault, and mmap alone (obligation 2 asks only what f_op->mmap said),
+// each path kept once explored, for every row that asks.
 struct Scenario {
 	unsigned bits, shift;
 	Assume assume;

@@ -3,6 +3,7 @@
 // symbolic/containers.h call: one Session and at most one Explorer are
 // current per thread.
 #include "smt/port/explore.h"
+#include "smt/port/cost.h"
 
 #include <algorithm>
 #include <atomic>
@@ -63,30 +64,37 @@ bool same(const Val &a, const Val &b)
 
 z3::check_result check_portfolio(z3::solver &s, unsigned rlimit, unsigned timeout_ms)
 {
-	// The older core (2) stops at its rlimit; the newer one (6) does not
-	// always, so its try carries a wall-clock guard, measured in the older
-	// core's time for the same budget just before (kGuardRatio times it):
-	// a loaded machine slows both alike, so what the guard cuts does not
-	// follow the load (a fixed 200 ms guard saw a 198 ms answer of the newer
-	// core, and rows changed under load). Only "unknown" can depend on
-	// time; an unknown branch is explored both ways.
-	constexpr unsigned kGuardRatio = 4;
-	for (unsigned budget : {rlimit / 8, rlimit}) {
-		auto t0 = std::chrono::steady_clock::now();
-		for (unsigned core : {2u, 6u}) {
-			auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
-			z3::params p(s.ctx());
-			p.set("rlimit", budget);
-			p.set("arith.solver", core);
-			p.set("timeout", core == 2 ? timeout_ms
-						   : std::min<unsigned>(timeout_ms, std::max<unsigned>(kGuardRatio * spent.count(), 20)));
-			s.set(p);
-			z3::check_result r = s.check();
-			if (r != z3::unknown)
-				return r;
-		}
+	// The older core (2) first, on a doubling budget up to rlimit: a try
+	// that runs out keeps what the solver learned, and the next try often
+	// answers at once (a v3 window disjunct: unknown after 0.45 s at
+	// rlimit/8, then unsat in 14 ms), where one long try wandered on. Its
+	// answers depend on the budget only, not on the machine.
+	constexpr unsigned kFirstShare = 64, kGuardRatio = 4;
+	auto try_core = [&](unsigned core, unsigned budget, unsigned timeout) {
+		z3::params p(s.ctx());
+		p.set("rlimit", budget);
+		p.set("arith.solver", core);
+		p.set("timeout", timeout);
+		s.set(p);
+		return timed_check(s);
+	};
+	auto t0 = std::chrono::steady_clock::now();
+	for (unsigned budget = std::max(rlimit / kFirstShare, 1u);; budget = std::min(2 * budget, rlimit)) {
+		if (z3::check_result r = try_core(2, budget, timeout_ms); r != z3::unknown)
+			return r;
+		if (budget == rlimit)
+			break;
 	}
-	return z3::unknown;
+	// Then the newer core (6), which decides some queries in milliseconds
+	// where the older one wanders, but does not always stop at its rlimit:
+	// its try carries a wall-clock guard of kGuardRatio times what the
+	// older core took for the same budget (a loaded machine slows both
+	// alike, so what the guard cuts does not follow the load; a fixed
+	// 200 ms guard once saw a 198 ms answer). Only "unknown" can depend on
+	// time; an unknown branch is explored both ways.
+	auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+	count_guarded_try();
+	return try_core(6, rlimit, std::min<unsigned>(timeout_ms, std::max<unsigned>(kGuardRatio * spent.count(), 20)));
 }
 
 Session &session()
@@ -135,6 +143,8 @@ z3::expr Session::product(const Factor &x, const Factor &y)
 		}
 	}
 	defs.push_back(facts);
+	def_of_[p.id()] = defs.size() - 1;
+	keep_.push_back(p);
 	factors_.emplace(ix, x.e);
 	factors_.emplace(iy, y.e);
 	keep_.push_back(x.e);
@@ -161,6 +171,9 @@ z3::expr Session::purify(const z3::expr &f)
 				std::string n = std::to_string(divmod_.size());
 				z3::expr q = c.int_const(("q!" + n).c_str()), r = c.int_const(("r!" + n).c_str());
 				defs.push_back(args[0] == args[1] * q + r && r >= 0 && r < args[1]);
+				def_of_[q.id()] = def_of_[r.id()] = defs.size() - 1;
+				keep_.push_back(q);
+				keep_.push_back(r);
 				keep_.push_back(args[0]);
 				keep_.push_back(args[1]);
 				it = divmod_.emplace(key, std::make_pair(q, r)).first;
@@ -193,6 +206,23 @@ const std::vector<unsigned> &Session::consts(const z3::expr &e)
 	}
 	keep_.push_back(e);
 	return consts_.emplace(e.id(), std::move(out)).first->second;
+}
+
+std::vector<size_t> Session::defs_for(const z3::expr &e, std::unordered_set<size_t> &have)
+{
+	std::vector<size_t> out;
+	std::vector<unsigned> todo = consts(e);
+	while (!todo.empty()) {
+		unsigned v = todo.back();
+		todo.pop_back();
+		auto it = def_of_.find(v);
+		if (it == def_of_.end() || !have.insert(it->second).second)
+			continue;
+		out.push_back(it->second);
+		const std::vector<unsigned> &more = consts(defs[it->second]);
+		todo.insert(todo.end(), more.begin(), more.end());
+	}
+	return out;
 }
 
 std::vector<z3::expr> Session::slice(const std::vector<z3::expr> &from, const std::vector<z3::expr> &roots)
@@ -305,13 +335,20 @@ z3::expr Explorer::pc() const
 	return z3::mk_and(v);
 }
 
-// f purified, with the session's new mod/div definitions added to the
-// solver first, in the current scope (start_run moves them to the base)
+// f purified, with the definitions its abstraction variables need
+// (transitively) added to the solver first, in the current scope
+// (start_run adds them again at the base). Only those: the session holds
+// every exploration's and row's definitions, and with all of them in the
+// incremental solver the table's branch checks took 40 % longer.
+// Called before any push of a single check, so the definitions stay.
 z3::expr Explorer::purified(const z3::expr &f)
 {
 	z3::expr p = session().purify(f);
-	for (; defs_added_ < session().defs.size(); defs_added_++)
-		solver_->add(session().defs[defs_added_]);
+	for (size_t i : session().defs_for(p, defs_in_)) {
+		solver_->add(session().defs[i]);
+		if (scopes_)
+			defs_scoped_.push_back(i);
+	}
 	return p;
 }
 
@@ -370,7 +407,7 @@ z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uin
 {
 	incremental_sat_ = false;
 	if (!probe) {  /* most checks: the incremental solver, on a small budget */
-		z3::check_result r = solver_->check();
+		z3::check_result r = timed_check(*solver_);
 		incremental_sat_ = r == z3::sat;
 		if (r != z3::unknown)
 			return r;
@@ -389,6 +426,7 @@ z3::check_result Explorer::check_now(unsigned rlimit, const z3::expr *probe, uin
 	roots.push_back(all.back());  /* the fork's condition, or the probe */
 	for (const z3::expr &a : session().slice(all, roots))
 		text.add(a);
+	CostScope cost(Cost::fresh);
 	z3::context fresh;
 	z3::solver s(fresh);
 	s.add(fresh.parse_string(text.to_smt2().c_str()));
@@ -428,10 +466,9 @@ void Explorer::start_run()
 	// back to the definitions, which hold on every path: they stay
 	solver_->pop(scopes_);
 	scopes_ = 0;
-	defs_added_ = std::min(defs_added_, defs_at_base_);
-	for (; defs_added_ < session().defs.size(); defs_added_++)
-		solver_->add(session().defs[defs_added_]);
-	defs_at_base_ = defs_added_;
+	for (size_t i : defs_scoped_)
+		solver_->add(session().defs[i]);
+	defs_scoped_.clear();
 }
 
 bool Explorer::on_stack(const void *p, const void *here)
@@ -453,6 +490,8 @@ std::optional<Path> Explorer::next()
 	if (todo_.empty())
 		return std::nullopt;
 	ExplorerScope scope(this);
+	CostScope cost(Cost::branch);
+	ExploreTimer timed(name_);
 	char top;
 	struct StackTop {
 		const void *outer = g_stack_top;
@@ -684,9 +723,10 @@ std::optional<int> Explorer::wrap_shift(const z3::expr &e, unsigned n)
 	uint64_t witness_k = 0;
 	bool got = false;
 	solver_calls++;
+	z3::expr outside0 = purified(!in(0));  /* before the push: its definitions stay */
 	solver_->push();
-	solver_->add(purified(!in(0)));
-	z3::check_result r = solver_->check();
+	solver_->add(outside0);
+	z3::check_result r = timed_check(*solver_);
 	if (r == z3::unsat) {
 		out = 0;
 	} else if (r == z3::sat) {
@@ -709,9 +749,10 @@ std::optional<int> Explorer::wrap_shift(const z3::expr &e, unsigned n)
 	if (!out && got) {
 		int k = (int)(int64_t)witness_k;
 		solver_calls++;
+		z3::expr outside_k = purified(!in(k));
 		solver_->push();
-		solver_->add(purified(!in(k)));
-		if (solver_->check() == z3::unsat)
+		solver_->add(outside_k);
+		if (timed_check(*solver_) == z3::unsat)
 			out = k;
 		solver_->pop();
 	}

@@ -36,6 +36,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 #include <vector>
 
 #include "symbolic/word.h"
@@ -66,6 +67,10 @@ public:
 	// check take a quarter of a second (docs/proofs.md).
 	z3::expr purify(const z3::expr &f);
 	std::vector<z3::expr> defs;
+	// the sat models of the rows' checks in this session, the newest last:
+	// a later check whose every assertion one of them satisfies is sat
+	// without a solver call (smt/main.cpp check_part)
+	std::vector<z3::model> models;
 
 	// The assertions a query needs: the conjuncts of `from` that share a
 	// variable, transitively, with `roots`. A Session holds every
@@ -74,6 +79,10 @@ public:
 	// more with them (a loop check at v3's window went unknown after
 	// pre's remap loop had been explored in the same session).
 	std::vector<z3::expr> slice(const std::vector<z3::expr> &from, const std::vector<z3::expr> &roots);
+
+	// The definitions (indices into defs) e's abstraction variables need,
+	// transitively, that `have` does not hold yet; added to it
+	std::vector<size_t> defs_for(const z3::expr &e, std::unordered_set<size_t> &have);
 
 	struct Scope {
 		explicit Scope(Session &s);
@@ -87,17 +96,18 @@ private:
 	std::map<unsigned, z3::expr> purified_;                       // by AST id
 	std::map<std::pair<unsigned, unsigned>, std::pair<z3::expr, z3::expr>> divmod_;  // (t, m) -> (q, r)
 	std::map<unsigned, std::vector<unsigned>> consts_;  // an AST's variables (by id), by AST id
+	std::map<unsigned, size_t> def_of_;                 // an abstraction variable's definition, by its id
 	const std::vector<unsigned> &consts(const z3::expr &e);
 	std::vector<z3::expr> keep_;  // the ASTs the maps' ids name stay alive
 };
 
 Session &session();
 
-// s.check() within a deterministic budget: Z3 4.8's two arithmetic cores
-// each wander on some of these linear queries that the other decides in
-// milliseconds (the older one on the explorer's branch checks, the newer
-// one on some window queries), so both, first on an eighth of the budget;
-// timeout_ms: a wall-clock guard on each try
+// s.check() within a deterministic budget: Z3 4.8's older arithmetic core
+// on a doubling budget (restarts that keep what it learned), then the newer
+// one, which decides some queries the older one wanders on, as a last
+// resort (the table never reaches it); timeout_ms: a wall-clock guard on
+// each try
 z3::check_result check_portfolio(z3::solver &s, unsigned rlimit, unsigned timeout_ms = UINT32_MAX);
 
 // What a run saw the port do, in order: a PTE installed (user address, the
@@ -239,7 +249,9 @@ private:
 	// no solver call that way
 	std::optional<z3::model> witness_;
 	size_t witness_pc_ = 0;
-	size_t defs_added_ = 0, defs_at_base_ = 0, scopes_ = 0;
+	size_t scopes_ = 0;
+	std::unordered_set<size_t> defs_in_;  // the session's definitions in solver_
+	std::vector<size_t> defs_scoped_;     // of those, added inside the path's scopes (start_run keeps them)
 	std::map<const void *, unsigned> visits_;               // per run
 	std::map<const void *, std::vector<Saved>> last_;       // per run
 	// per run: the Words the last trip moved (serials) and by how much

@@ -15,7 +15,6 @@ struct Group {
 	double s[size_t(Cost::kinds)] = {};
 	unsigned n[size_t(Cost::kinds)] = {};
 	std::map<std::string, double> streams;  // exploring, by stream
-	unsigned paths = 0;
 	double total() const
 	{
 		double t = 0;
@@ -49,7 +48,6 @@ ExploreTimer::~ExploreTimer()
 	std::lock_guard lock(g_mu);
 	Group &g = g_groups[g_label];
 	g.streams[name] += secs;
-	g.paths++;
 }
 
 z3::check_result timed_check(z3::solver &s)

@@ -83,8 +83,9 @@ def run_logged(run, name, argv, timeout, env=None, on_line=None):
 # --- proofs -----------------------------------------------------------------
 
 LEVEL = "|".join(PATCHES)
-PROVE_ROW = re.compile(rf"^(\d)\s+({LEVEL}|any)\s+(32|64)\s+(4k|64k)\s+(\w+)\s+"
-                       r"(proved|cex|unknown)(?: rescue=(\w+))?\s+([\d.]+)ms\s*(.*)$")
+# faultline-prove's row: ob level arch page assume result [rescue=R] time paths replay/expected
+PROVE_ROW = re.compile(rf"^(\d)\s+({LEVEL}|any)\s+(32|64)\s+(4k|64k)\s+(\S+)\s+"
+                       r"(proved|cex|unknown)(?: rescue=(\w+))?\s+([\d.]+)ms(?:\s+(\d+))?\s*(.*)$")
 
 
 def parse_prove_table(text, emit_dir):
@@ -93,7 +94,7 @@ def parse_prove_table(text, emit_dir):
         m = PROVE_ROW.match(line)
         if not m:
             continue
-        ob, level, bits, page, assume, result, rescue, ms, rest = m.groups()
+        ob, level, bits, page, assume, result, rescue, ms, _paths, rest = m.groups()
         rows.append({"obligation": int(ob), "level": level, "bits": bits, "page": page, "assume": assume,
                      "result": result + (f" rescue={rescue}" if rescue else ""), "ms": float(ms),
                      "mismatch": "MISMATCH" in rest, "reproduced": rest.startswith("reproduced")})

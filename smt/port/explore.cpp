@@ -340,7 +340,7 @@ z3::expr Explorer::pc() const
 // (start_run adds them again at the base). Only those: the session holds
 // every exploration's and row's definitions, and with all of them in the
 // incremental solver the table's branch checks took 40 % longer.
-// Called before any push of a single check, so the definitions stay.
+// A single check calls it before its push: the pop would drop them.
 z3::expr Explorer::purified(const z3::expr &f)
 {
 	z3::expr p = session().purify(f);

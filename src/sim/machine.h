@@ -66,10 +66,9 @@ struct VmaEntry {
 	bool shared = false;
 };
 
-// What /proc/PID/smaps says about the VMA containing an address.
-struct SmapsEntry {
-	bool found = false;
-	uint64_t start = 0, end = 0, pgoff = 0;
+// What /proc/PID/smaps says about the VMA containing an address: its maps
+// line and more.
+struct SmapsEntry : VmaEntry {
 	uint64_t rss_pages = 0;
 	std::string vm_flags;  // smaps "VmFlags:" mnemonics, e.g. "rd wr sh mr mw me ms mm dd"
 };

@@ -103,32 +103,31 @@ static const char *const kVmFlagNames[32] = {
 	"lo", "io", "sr", "rr", "dc", "de", nullptr, "ac", "nr", "ht", "sf", nullptr, "wf",
 	"dd", nullptr, "mm", "hg", "nh", "mg"};
 
-vm_area_struct *MachineImpl::user_vma(int pid, uint64_t addr) const
+// pid's VMA holding addr, and its maps line (none: found false)
+vm_area_struct *MachineImpl::user_vma(int pid, uint64_t addr, VmaEntry *entry) const
 {
 	const Process *p = proc(pid);
-	return p ? vma_lookup(const_cast<mm_struct *>(&p->mm), (ulong)addr) : nullptr;
+	vm_area_struct *vma = p ? vma_lookup(const_cast<mm_struct *>(&p->mm), (ulong)addr) : nullptr;
+	if (vma)
+		*entry = {true, vma->vm_start, vma->vm_end, vma->vm_pgoff, (vma->vm_flags & VM_SHARED) != 0};
+	return vma;
 }
 
 VmaEntry MachineImpl::vma_at(int pid, uint64_t addr) const
 {
 	Enter e(this, pid);
-	const vm_area_struct *vma = user_vma(pid, addr);
-	if (!vma)
-		return {};
-	return {true, vma->vm_start, vma->vm_end, vma->vm_pgoff, (vma->vm_flags & VM_SHARED) != 0};
+	VmaEntry v;
+	user_vma(pid, addr, &v);
+	return v;
 }
 
 SmapsEntry MachineImpl::smaps(int pid, uint64_t addr) const
 {
 	Enter e(this, pid);
 	SmapsEntry s;
-	vm_area_struct *vma = user_vma(pid, addr);
+	vm_area_struct *vma = user_vma(pid, addr, &s);
 	if (!vma)
 		return s;
-	s.found = true;
-	s.start = vma->vm_start;
-	s.end = vma->vm_end;
-	s.pgoff = vma->vm_pgoff;
 	s.rss_pages = vma->vm_mm->ptes.count_range(vma->vm_start, vma->vm_end);
 	for (unsigned bit = 0; bit < 32; bit++) {
 		if (!(vma->vm_flags & ((vm_flags_t)1 << bit)) || !kVmFlagNames[bit])

@@ -93,7 +93,7 @@ private:
 
 	Process *proc(int pid);
 	const Process *proc(int pid) const;
-	vm_area_struct *user_vma(int pid, uint64_t addr) const;  // entered: kg, kcfg and current set
+	vm_area_struct *user_vma(int pid, uint64_t addr, VmaEntry *entry) const;  // entered: kg, kcfg and current set
 	bool is_map_vma(const vm_area_struct *vma) const { return map_vm_file_ && vma->vm_file == map_vm_file_; }
 	file *map_fd_file() const { return kg_.files.fd_array[kMapFd]; }  /* a peek: no reference */
 	bool map_file_held() const;

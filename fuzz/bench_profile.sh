@@ -55,15 +55,14 @@ for side in A B; do
 			>"$work/rows.$side.$kind"
 	done
 done
-rows() { cat "$work/rows.$1.$2"; }  # rows SIDE no-children|children
 echo
 echo "top 10 by own samples"
-paste -d'|' <(rows A no-children | head -10 | cut -c1-60) <(rows B no-children | head -10 | cut -c1-60) |
+paste -d'|' <(head -10 "$work/rows.A.no-children" | cut -c1-60) <(head -10 "$work/rows.B.no-children" | cut -c1-60) |
 	awk -F'|' '{ printf "  A %-60s  B %s\n", $1, $2 }'
 echo
 printf '%-30s %7s  %7s\n' 'inclusive share' A B
 for f in "${funcs[@]}"; do
 	printf '  %-28s %7s  %7s\n' "$f" \
-		"$(rows A children | grep -F -m1 -- "$f" | cut -d' ' -f1 || true)" \
-		"$(rows B children | grep -F -m1 -- "$f" | cut -d' ' -f1 || true)"
+		"$(grep -F -m1 -- "$f" "$work/rows.A.children" | cut -d' ' -f1 || true)" \
+		"$(grep -F -m1 -- "$f" "$work/rows.B.children" | cut -d' ' -f1 || true)"
 done

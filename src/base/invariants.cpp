@@ -17,6 +17,7 @@ constexpr Invariant kInvariants[] = {
 	Invariant::freeze_iff,
 	Invariant::frozen_stable,
 	Invariant::lockdep,
+	Invariant::data_race,
 	Invariant::deadlock,
 	Invariant::livelock,
 	Invariant::use_after_free,
@@ -38,6 +39,7 @@ const char *to_string(Invariant i)
 	case Invariant::freeze_iff: return "freeze_iff";
 	case Invariant::frozen_stable: return "frozen_stable";
 	case Invariant::lockdep: return "lockdep";
+	case Invariant::data_race: return "data_race";
 	case Invariant::deadlock: return "deadlock";
 	case Invariant::livelock: return "livelock";
 	case Invariant::use_after_free: return "use_after_free";

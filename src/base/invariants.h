@@ -20,7 +20,9 @@ enum class Invariant : uint8_t {
 	freeze_iff,       // BPF_MAP_FREEZE succeeds iff nothing writable is live
 	// The interleaving explorer's checkers (src/check/interleave/):
 	frozen_stable,    // once a reader saw frozen && !write_active, the map's bytes never change
-	lockdep,          // lock order: a dependency cycle, sleeping under a spinlock/RCU, NMI-unsafe lock
+	lockdep,          // lock order: a dependency cycle, recursion, sleeping under a spinlock/RCU, NMI-unsafe lock,
+	                  // might_fault under mmap_lock, a lock held on return to user space
+	data_race,        // lockset: two tasks touch one location, one writes, no common lock (src/base/sched/lockset.h)
 	deadlock,         // every task blocked (the report has the wait-for graph)
 	livelock,         // the step cap passed without the tasks finishing
 	use_after_free,   // (KASAN) the port touched a freed VMA or arena vma_list entry

@@ -36,8 +36,10 @@ void set_first_chunk(buddy_ctx *b, u64 c) { b->arena->store64(b->buddy + BUDDY_F
 // where its shadow model follows a step no other CPU can interleave with.
 static void buddy_note(buddy_ctx *b, const sched::Label &label)
 {
-	if (b->faults && b->faults->at_point)
+	if (b->faults && b->faults->at_point) {
+		AllocatorAccesses harness(false);
 		b->faults->at_point(b->faults->point_arg, b, label);
+	}
 }
 
 // Not libarena: a named point of the allocator. The harness's NMI arrives
@@ -329,6 +331,7 @@ static u64 buddy_chunk_get(buddy_ctx *b)
 // src/buddy.bpf.c: buddy_init
 int buddy_init(buddy_ctx *b)
 {
+	AllocatorAccesses allocator(true);  /* not libarena: the lockset checker's */
 	u64 chunk;
 	int ret;
 
@@ -359,6 +362,7 @@ int buddy_init(buddy_ctx *b)
 // src/buddy.bpf.c: buddy_destroy. No lock, no check for live allocations.
 int buddy_destroy(buddy_ctx *b)
 {
+	AllocatorAccesses allocator(true);  /* not libarena: the lockset checker's */
 	u64 chunk, next;
 
 	if (!b)
@@ -536,6 +540,7 @@ done:
 // src/buddy.bpf.c: buddy_alloc_bulk. All or nothing: 2^norder contiguous objects.
 int buddy_alloc_bulk(buddy_ctx *b, u64 size, u64 norder, u64 *out)
 {
+	AllocatorAccesses allocator(true);  /* not libarena: the lockset checker's */
 	u64 address;
 	u64 i, off;
 	u64 step;
@@ -597,7 +602,7 @@ static u32 buddy_cache_refill(buddy_ctx *b, u64 cache, u64 order)
 	u32 count;
 	u64 i;
 
-	count = xfer_count(b, xfer);  /* READ_ONCE: no lock taken when it is short */
+	count = arena_read_once32(b, xfer + XFER_COUNT);  /* no lock taken when it is short */
 	buddy_point(b, FL_SCHED_LABEL("count_checked"));
 	if (count >= BUDDY_CACHE_BATCH && !buddy_xfer_trylock(b, xfer)) {
 		count = xfer_count(b, xfer);
@@ -637,7 +642,7 @@ static u32 buddy_cache_spill(buddy_ctx *b, u64 cache, u64 order, u32 nr)
 	for (i = 0; i < BUDDY_CACHE_BATCH; i++)
 		batch[i] = b->arena->load64(cache_obj_at(cache, order, nr - BUDDY_CACHE_BATCH + i));
 
-	count = xfer_count(b, xfer);
+	count = arena_read_once32(b, xfer + XFER_COUNT);
 	buddy_point(b, FL_SCHED_LABEL("count_checked"));
 	if (count + BUDDY_CACHE_BATCH <= BUDDY_XFER_CAP && !buddy_xfer_trylock(b, xfer)) {
 		count = xfer_count(b, xfer);
@@ -670,9 +675,10 @@ static u64 buddy_cache_alloc(buddy_ctx *b, u64 order)
 	u64 address = 0;
 	u32 nr;
 
-	if (b->arena->load32(cache + CACHE_ACTIVE))  /* READ_ONCE */
+	if (arena_read_once32(b, cache + CACHE_ACTIVE))
 		return 0;
-	b->arena->store32(cache + CACHE_ACTIVE, 1);  /* WRITE_ONCE */
+	arena_write_once32(b, cache + CACHE_ACTIVE, 1);
+	cache_guard_claimed(b, cache + CACHE_ACTIVE);
 	buddy_point(b, FL_SCHED_LABEL("claimed"));
 
 	nr = cache_nr(b, cache, order);
@@ -685,7 +691,8 @@ static u64 buddy_cache_alloc(buddy_ctx *b, u64 order)
 		set_cache_nr(b, cache, order, nr - 1);
 	}
 
-	b->arena->store32(cache + CACHE_ACTIVE, 0);
+	cache_guard_released(b, cache + CACHE_ACTIVE);
+	arena_write_once32(b, cache + CACHE_ACTIVE, 0);
 
 	return address;
 }
@@ -701,16 +708,18 @@ static int buddy_cache_free(buddy_ctx *b, u64 addr, u64 order)
 	u64 cache = buddy_cache_of(b, b->cpu);
 	u32 nr;
 
-	if (b->arena->load32(cache + CACHE_ACTIVE))
+	if (arena_read_once32(b, cache + CACHE_ACTIVE))
 		return -EAGAIN;
-	b->arena->store32(cache + CACHE_ACTIVE, 1);
+	arena_write_once32(b, cache + CACHE_ACTIVE, 1);
+	cache_guard_claimed(b, cache + CACHE_ACTIVE);
 	buddy_point(b, FL_SCHED_LABEL("claimed"));
 
 	nr = cache_nr(b, cache, order);
 	if (nr >= BUDDY_CACHE_CAP)
 		nr = buddy_cache_spill(b, cache, order, nr);
 	if (nr >= BUDDY_CACHE_CAP) {
-		b->arena->store32(cache + CACHE_ACTIVE, 0);
+		cache_guard_released(b, cache + CACHE_ACTIVE);
+		arena_write_once32(b, cache + CACHE_ACTIVE, 0);
 		return -ENOSPC;
 	}
 
@@ -720,7 +729,8 @@ static int buddy_cache_free(buddy_ctx *b, u64 addr, u64 order)
 	if (b->level == buddy_level::guard_leak)
 		return 0;  /* H: the guard stays set */
 
-	b->arena->store32(cache + CACHE_ACTIVE, 0);
+	cache_guard_released(b, cache + CACHE_ACTIVE);
+	arena_write_once32(b, cache + CACHE_ACTIVE, 0);
 
 	return 0;
 }
@@ -730,6 +740,7 @@ static int buddy_cache_free(buddy_ctx *b, u64 addr, u64 order)
 // between ops; the harness's `drain` op, for the round trip (I7).
 int buddy_cache_drain_all(buddy_ctx *b)
 {
+	AllocatorAccesses allocator(true);  /* not libarena: the lockset checker's */
 	u64 objs[BUDDY_CACHE_CAP > BUDDY_XFER_CAP ? BUDDY_CACHE_CAP : BUDDY_XFER_CAP];
 	int ret = 0, err;
 	u64 o, i;
@@ -779,6 +790,7 @@ int buddy_cache_drain_all(buddy_ctx *b)
 // src/buddy.bpf.c: buddy_alloc; (series) the CPU's LIFO first.
 u64 buddy_alloc(buddy_ctx *b, u64 size)
 {
+	AllocatorAccesses allocator(true);  /* not libarena: the lockset checker's */
 	u64 order = size_to_order(size);
 	u64 address;
 
@@ -857,13 +869,19 @@ static int buddy_free_unlocked(buddy_ctx *b, u64 addr)
 
 // src/buddy.bpf.c (a1829e03): buddy_deferred_free_push. In NMI: push the
 // object on buddy->deferred_free, the link in its bytes [0, 8) (the header
-// is at [8, 16)); the cmpxchg loop always wins here (one context at a time).
+// is at [8, 16)); the cmpxchg loop retries only when a scheduling point at
+// an access (access_points) let another context in between.
 static void buddy_deferred_free_push(buddy_ctx *b, u64 first, u64 last)
 {
-	u64 head = b->arena->load64(b->buddy + BUDDY_DEFERRED_FREE);
+	u64 head;
+	u64 i;
 
-	b->arena->store64(last, head);
-	b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, first);
+	for (i = 0; i < CAN_LOOP_BUDGET; i++) {
+		head = arena_read_once64(b, b->buddy + BUDDY_DEFERRED_FREE);
+		b->arena->store64(last, head);
+		if (arena_cmpxchg64(b, b->buddy + BUDDY_DEFERRED_FREE, head, first) == head)
+			return;
+	}
 }
 
 // src/buddy.bpf.c (a1829e03): deferred_free_complete. Under the lock: take
@@ -874,8 +892,9 @@ static int deferred_free_complete(buddy_ctx *b)
 	u64 i;
 	int ret = 0, err;
 
-	obj = b->arena->load64(b->buddy + BUDDY_DEFERRED_FREE);
-	b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, 0);
+	do  /* xchg(&buddy->deferred_free, NULL) */
+		obj = arena_read_once64(b, b->buddy + BUDDY_DEFERRED_FREE);
+	while (arena_cmpxchg64(b, b->buddy + BUDDY_DEFERRED_FREE, obj, 0) != obj);
 	buddy_note(b, FL_SCHED_LABEL("taken"));  /* the whole list is this CPU's now */
 	for (i = 0; obj && i < CAN_LOOP_BUDGET; i++, obj = next) {
 		next = b->arena->load64(obj);
@@ -891,6 +910,7 @@ static int deferred_free_complete(buddy_ctx *b)
 // `ret = deferred_free_complete()`, which drops the free's own error.
 int buddy_free(buddy_ctx *b, u64 addr)
 {
+	AllocatorAccesses allocator(true);  /* not libarena: the lockset checker's */
 	int ret, err;
 
 	if (!b)
@@ -911,9 +931,12 @@ int buddy_free(buddy_ctx *b, u64 addr)
 
 		if (addr & (BUDDY_MIN_ALLOC_BYTES - 1))
 			return -EINVAL;
-		if (idx_is_allocated(b, chunk, idx, &allocated) || !allocated)
-			return -EINVAL;
-		order = idx_get_order(b, chunk, idx);
+		{
+			sched::MarkedAccess lockless;  /* not libarena: declared lockless for the lockset checker */
+			if (idx_is_allocated(b, chunk, idx, &allocated) || !allocated)
+				return -EINVAL;
+			order = idx_get_order(b, chunk, idx);
+		}
 		if (order < BUDDY_CACHE_ORDERS && !buddy_cache_free(b, addr, order))
 			return 0;
 	}
@@ -958,6 +981,7 @@ int buddy_free(buddy_ctx *b, u64 addr)
 // was freed: the first error only if no object was. UNCONFIRMED.
 int buddy_free_bulk(buddy_ctx *b, const u64 *addrs, u64 naddrs)
 {
+	AllocatorAccesses allocator(true);  /* not libarena: the lockset checker's */
 	u64 i, freed = 0;
 	int err;
 	int ret = 0;

@@ -128,6 +128,7 @@ bool Runner::resolve(const Target &t, u64 *addr) const
 
 void Runner::add_live(u64 a, u64 order)
 {
+	arena_.handed_over(a, a + (BUDDY_MIN_ALLOC_BYTES << order));
 	shadow_.live[a] = order;
 	live_order_.push_back(a);
 }
@@ -196,6 +197,7 @@ bool Runner::expect(size_t i, const char *what, s64 got, s64 want)
 // The deferred list in arena memory is the shadow's, in order (I9: nothing lost, nothing added).
 bool Runner::check_deferred(size_t i, const char *where)
 {
+	sched::IgnoreAccesses checker;
 	if (!nmi_level(p_.level))
 		return true;
 	std::vector<u64> got;
@@ -211,6 +213,7 @@ bool Runner::check_deferred(size_t i, const char *where)
 // After an op: everything when no CPU is inside one, else what holds mid-op.
 bool Runner::check(size_t i)
 {
+	sched::IgnoreAccesses checker;
 	if (!quiescent()) {
 		const std::string bad = point_check();
 		return bad.empty() || fail(i, bad);
@@ -227,6 +230,7 @@ bool Runner::check(size_t i)
 // guards (I8, I10), the cheap part of I1 (no cached object is a caller's).
 std::string Runner::point_check()
 {
+	sched::IgnoreAccesses checker;
 	Shadow s;
 	s.live = shadow_.live;
 	return check_caches(&b_, &s, busy_);
@@ -287,6 +291,7 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 {
 	buddy_ctx n = cpu_[op.cpu];
 	n.in_nmi = true;
+	sched::InNmi in_nmi;
 	const bool was_busy = busy_[op.cpu];
 	busy_[op.cpu] = true;
 	v_.trace.push_back("  NMI on CPU " + std::to_string(op.cpu) + (inside ? " at " + op.at : std::string(" between ops")) +
@@ -521,6 +526,8 @@ bool Runner::step(size_t i, const BuddyOp &op)
 			v_.trace.back() += "  -> skipped (another CPU still runs ops)";
 			return true;
 		}
+		if (sched_)
+			sched_->join_all();
 		nmi_freed_.clear();
 		if (!expect(i, "buddy_cache_drain_all", buddy_cache_drain_all(b), 0))
 			return false;
@@ -542,6 +549,8 @@ bool Runner::step(size_t i, const BuddyOp &op)
 			v_.trace.back() += "  -> skipped (another CPU still runs ops)";
 			return true;
 		}
+		if (sched_)
+			sched_->join_all();
 		buddy_destroy(b);
 		shadow_ = Shadow{};
 		live_order_.clear();

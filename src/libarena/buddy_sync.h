@@ -72,6 +72,9 @@ inline void arena_spin_untrylock_word(buddy_ctx *b, u64 lock)
 	__atomic_store_n(b->arena->word32(lock), 0u, __ATOMIC_RELEASE);
 }
 
+inline void cache_guard_claimed(buddy_ctx *, u64) {}
+inline void cache_guard_released(buddy_ctx *, u64) {}
+
 // __sync_val_compare_and_swap on a u64 in arena memory: the value it found.
 inline u64 arena_cmpxchg64(buddy_ctx *b, u64 addr, u64 old, u64 new_)
 {
@@ -82,6 +85,10 @@ inline u64 arena_cmpxchg64(buddy_ctx *b, u64 addr, u64 old, u64 new_)
 #else  // simulated
 
 inline const sched::LockClass kBuddyLock{"buddy->lock", sched::LockKind::spinlock, true};
+inline const sched::LockClass kXferLock{"buddy_xfer->lock", sched::LockKind::spinlock, true};
+// A CPU's cache guard, buddy_cache.active, as the lock it is: claimed or
+// backed off from, never waited for.
+inline const sched::LockClass kCacheGuard{"buddy_cache.active", sched::LockKind::spinlock, true};
 
 inline const void *lock_obj(u64 lock) { return reinterpret_cast<const void *>(uintptr_t(lock)); }
 
@@ -92,6 +99,7 @@ inline const void *lock_obj(u64 lock) { return reinterpret_cast<const void *>(ui
 inline int arena_spin_lock_word(buddy_ctx *b, u64 lock, const sched::Label &spin)
 {
 	sched::Scheduler *s = sched::active();
+	sched::MarkedAccess lock_word;
 	const u32 owner = b->arena->load32(lock);
 	if (owner && (!s || owner == u32(b->cpu) + 1))
 		return -ETIMEDOUT;
@@ -104,31 +112,79 @@ inline int arena_spin_lock_word(buddy_ctx *b, u64 lock, const sched::Label &spin
 // arena_spin_unlock_irqrestore
 inline void arena_spin_unlock_word(buddy_ctx *b, u64 lock, const sched::Label &release)
 {
+	sched::MarkedAccess lock_word;
 	b->arena->store32(lock, 0);
 	if (sched::Scheduler *s = sched::active())
 		s->spin_unlock(lock_obj(lock), kBuddyLock, release);
 }
 
-// arena_spin_trylock: no scheduler lock (a failed trylock never waits).
+// arena_spin_trylock: no scheduling decision (a failed trylock never
+// waits); lockdep and the lockset checker see the lock it takes.
 inline int arena_spin_trylock_word(buddy_ctx *b, u64 lock)
 {
+	sched::MarkedAccess lock_word;
 	if (b->arena->load32(lock))
 		return -EBUSY;
 	b->arena->store32(lock, u32(b->cpu) + 1);
+	if (sched::Scheduler *s = sched::active())
+		s->hold_nowait(lock_obj(lock), kXferLock, FL_SCHED_LABEL("arena_spin_trylock"));
 	return 0;
 }
 
-inline void arena_spin_untrylock_word(buddy_ctx *b, u64 lock) { b->arena->store32(lock, 0); }
+inline void arena_spin_untrylock_word(buddy_ctx *b, u64 lock)
+{
+	sched::MarkedAccess lock_word;
+	b->arena->store32(lock, 0);
+	if (sched::Scheduler *s = sched::active())
+		s->release_nowait(lock_obj(lock), kXferLock);
+}
 
 // __sync_val_compare_and_swap: one context at a time, so it is a load and a store.
 inline u64 arena_cmpxchg64(buddy_ctx *b, u64 addr, u64 old, u64 new_)
 {
+	sched::MarkedAccess atomic;
 	const u64 cur = b->arena->load64(addr);
 	if (cur == old)
 		b->arena->store64(addr, new_);
 	return cur;
 }
 
+// The guard claimed (set) and given back (cleared): lockdep and the
+// lockset checker see it held in between.
+inline void cache_guard_claimed(buddy_ctx *b, u64 guard)
+{
+	(void)b;
+	if (sched::Scheduler *s = sched::active())
+		s->hold_nowait(lock_obj(guard), kCacheGuard, FL_SCHED_LABEL("claim"));
+}
+
+inline void cache_guard_released(buddy_ctx *b, u64 guard)
+{
+	(void)b;
+	if (sched::Scheduler *s = sched::active())
+		s->release_nowait(lock_obj(guard), kCacheGuard);
+}
+
 #endif
+
+// READ_ONCE / WRITE_ONCE on arena memory: the same load and store, marked
+// for the lockset checker (a declared lockless access).
+inline u64 arena_read_once64(buddy_ctx *b, u64 addr)
+{
+	sched::MarkedAccess once;
+	return b->arena->load64(addr);
+}
+
+inline u32 arena_read_once32(buddy_ctx *b, u64 addr)
+{
+	sched::MarkedAccess once;
+	return b->arena->load32(addr);
+}
+
+inline void arena_write_once32(buddy_ctx *b, u64 addr, u32 v)
+{
+	sched::MarkedAccess once;
+	b->arena->store32(addr, v);
+}
 
 }  // namespace fl::libarena

@@ -1,7 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "libarena/common.h"
 
+#include <cstdio>
+
+#include "base/sched/scheduler.h"
+
 namespace fl::libarena {
+
+namespace {
+
+// Every word of arena memory the allocator reads or writes is shared state
+// for the lockset checker (src/base/sched/lockset.h); the accesses that are
+// not plain (lock words, cmpxchg, the guards, READ_ONCE'd counts) are marked
+// where they are made (buddy_sync.h, buddy.cpp).
+std::string arena_address(const void *loc)
+{
+	char s[32];
+	std::snprintf(s, sizeof s, "0x%llx", (unsigned long long)uintptr_t(loc));
+	return s;
+}
+
+const sched::SharedClass kArenaWord{
+	"arena word",
+	"struct buddy's lists and the chunks' metadata under buddy->lock; a transfer cache under its lock; "
+	"a CPU's cache under its guard (buddy_cache.active)",
+	arena_address};
+
+void record(u64 a, sched::AccessKind k, const sched::Label &site)
+{
+	if (!AllocatorAccesses::on())
+		return;
+	if (sched::Scheduler *s = sched::active())
+		s->access(reinterpret_cast<const void *>(uintptr_t(a)), kArenaWord, k, site);
+}
+
+}  // namespace
 
 // libbpf's bpf_object__load for an arena map: BPF_MAP_CREATE, then mmap the
 // whole arena (user space picks user_vm_start).
@@ -24,6 +57,7 @@ Arena::Arena()
 
 u8 Arena::load8(u64 a)
 {
+	record(a, sched::AccessKind::read, FL_SCHED_LABEL("read"));
 	u8 v = 0;
 	m_->arena_kernel_read(a, &v, 1);
 	return v;
@@ -31,6 +65,7 @@ u8 Arena::load8(u64 a)
 
 u32 Arena::load32(u64 a)
 {
+	record(a, sched::AccessKind::read, FL_SCHED_LABEL("read"));
 	u32 v = 0;
 	if (!m_->arena_kernel_read(a, &v, 4))
 		v = 0;
@@ -39,15 +74,37 @@ u32 Arena::load32(u64 a)
 
 u64 Arena::load64(u64 a)
 {
+	record(a, sched::AccessKind::read, FL_SCHED_LABEL("read"));
 	u64 v = 0;
 	if (!m_->arena_kernel_read(a, &v, 8))
 		v = 0;
 	return v;
 }
 
-void Arena::store8(u64 a, u8 v) { m_->arena_kernel_write(a, &v, 1); }
-void Arena::store32(u64 a, u32 v) { m_->arena_kernel_write(a, &v, 4); }
-void Arena::store64(u64 a, u64 v) { m_->arena_kernel_write(a, &v, 8); }
+void Arena::store8(u64 a, u8 v)
+{
+	record(a, sched::AccessKind::write, FL_SCHED_LABEL("write"));
+	m_->arena_kernel_write(a, &v, 1);
+}
+
+void Arena::store32(u64 a, u32 v)
+{
+	record(a, sched::AccessKind::write, FL_SCHED_LABEL("write"));
+	m_->arena_kernel_write(a, &v, 4);
+}
+
+void Arena::store64(u64 a, u64 v)
+{
+	record(a, sched::AccessKind::write, FL_SCHED_LABEL("write"));
+	m_->arena_kernel_write(a, &v, 8);
+}
+
+void Arena::handed_over(u64 lo, u64 hi)
+{
+	if (sched::Scheduler *s = sched::active())
+		s->forget(reinterpret_cast<const void *>(uintptr_t(lo)), reinterpret_cast<const void *>(uintptr_t(hi)),
+			  kArenaWord);
+}
 
 bool Arena::present(u64 a)
 {

@@ -56,12 +56,32 @@ public:
 	void store32(u64 a, u32 v);
 	void store64(u64 a, u64 v);
 	bool present(u64 a);  // a page is mapped in the kernel view at a
+	// [lo, hi) is an object handed to its user: what the allocator did
+	// there before is no evidence of a race with what comes next.
+	void handed_over(u64 lo, u64 hi);
 
 private:
 	std::unique_ptr<Machine> m_;
 	u64 base_ = 0;
 };
 #endif
+
+// Not libarena: whether this thread's arena accesses are the allocator's
+// (the lockset checker sees them) or the harness's (its shadow model and
+// checks: not). Set at each API function's entry and around the harness's
+// callback at a point; the previous value comes back at the scope's end.
+class AllocatorAccesses {
+public:
+	explicit AllocatorAccesses(bool allocator) : saved_(on_) { on_ = allocator; }
+	~AllocatorAccesses() { on_ = saved_; }
+	AllocatorAccesses(const AllocatorAccesses &) = delete;
+	AllocatorAccesses &operator=(const AllocatorAccesses &) = delete;
+	static bool on() { return on_; }
+
+private:
+	bool saved_;
+	static inline thread_local bool on_ = false;
+};
 
 // src/common.bpf.c: arena_fls, 1-based (64 - clzll(x); 0 for 0).
 inline u64 arena_fls(u64 x) { return x ? 64 - __builtin_clzll(x) : 0; }

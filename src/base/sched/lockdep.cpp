@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "base/sched/lockdep.h"
 
-#include <cstring>
 
 namespace fl::sched {
 
@@ -23,7 +22,13 @@ Lockdep::Lockdep()
 		seed(e);
 }
 
-int Lockdep::class_id(const char *name)
+// "mmap_lock", or "mmap_lock/1" for subclass 1 (lockdep's own notation).
+std::string Lockdep::class_name(const LockClass &cls, uint8_t subclass)
+{
+	return subclass ? std::string(cls.name) + "/" + std::to_string(subclass) : std::string(cls.name);
+}
+
+int Lockdep::class_id(const std::string &name)
 {
 	for (size_t i = 0; i < classes_.size(); i++)
 		if (classes_[i] == name)
@@ -94,8 +99,10 @@ std::string Lockdep::cycle_report(const Edge &added, const std::vector<const Edg
 	return s;
 }
 
-std::string Lockdep::might_sleep(const std::string &label, int rcu_depth, int atomic_depth) const
+std::string Lockdep::might_sleep(const std::string &label, ExecContext ctx, int rcu_depth, int atomic_depth) const
 {
+	if (ctx == ExecContext::nmi)
+		return "sleeping function called from NMI context at " + label;
 	if (atomic_depth > 0)
 		return "sleeping function called from invalid context (spinlock held) at " + label;
 	if (rcu_depth > 0)
@@ -103,31 +110,36 @@ std::string Lockdep::might_sleep(const std::string &label, int rcu_depth, int at
 	return {};
 }
 
-std::string Lockdep::acquire(int task, const LockClass &cls, const std::vector<const LockClass *> &held,
-			     const std::vector<std::string> &held_labels, const std::string &label, bool trylock,
-			     const LockClass *nest, ExecContext ctx, int rcu_depth, int atomic_depth)
+std::string Lockdep::acquire(int task, const LockClass &cls, uint8_t subclass, const std::vector<HeldLock> &held,
+			     const std::string &label, bool trylock, const LockClass *nest, ExecContext ctx,
+			     int rcu_depth, int atomic_depth)
 {
 	if (ctx == ExecContext::nmi && !cls.nmi_safe)
 		return std::string("NMI context takes ") + cls.name + ", which is not NMI-safe, at " + label;
 	if (cls.sleeps() && !trylock) {
-		std::string r = might_sleep(label + " (" + cls.name + ")", rcu_depth, atomic_depth);
+		std::string r = might_sleep(label + " (" + cls.name + ")", ctx, rcu_depth, atomic_depth);
 		if (!r.empty())
 			return r;
 	}
 	if (cls.kind == LockKind::rcu || trylock)
 		return {};  // RCU is a context, not an order; a trylock cannot wait
-	int to = class_id(cls.name);
-	for (size_t i = 0; i < held.size(); i++) {
-		const LockClass *h = held[i];
-		if (h->kind == LockKind::rcu || std::strcmp(h->name, cls.name) == 0 ||
-		    (nest && std::strcmp(h->name, nest->name) == 0))
+	// check_deadlock(): the same class (and subclass) again, in any mode
+	// (rwsem reads are not recursive: a writer queued between the two
+	// read acquisitions deadlocks them).
+	for (const HeldLock &h : held)
+		if (h.cls == &cls && h.subclass == subclass)
+			return "possible recursive locking detected: T" + std::to_string(task) + " already holds " +
+			       class_name(cls, subclass) + " (taken at " + h.at + ") and takes it again at " + label;
+	int to = class_id(class_name(cls, subclass));
+	for (const HeldLock &h : held) {
+		if (h.cls->kind == LockKind::rcu || (nest && h.cls == nest))
 			continue;
-		int from = class_id(h->name);
-		if (find_edge(from, to))
+		int from = class_id(class_name(*h.cls, h.subclass));
+		if (from == to || find_edge(from, to))
 			continue;
 		Edge e{from, to,
-		       "T" + std::to_string(task) + " held " + h->name + " (" + held_labels[i] + "), took " + cls.name +
-			       " at " + label};
+		       "T" + std::to_string(task) + " held " + classes_[size_t(from)] + " (" + h.at + "), took " +
+			       classes_[size_t(to)] + " at " + label};
 		out_[size_t(from)].push_back(int(edges_.size()));
 		edges_.push_back(e);
 		std::vector<const Edge *> back = path(to, from);  // cannot use the new edge: it leaves `from`

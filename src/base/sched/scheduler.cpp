@@ -67,6 +67,7 @@ struct Scheduler::Lock {
 	const void *obj;
 	const LockClass *cls;
 	int writer = -1;  // mutex/spinlock owner, rwsem writer, VMA write-locker
+	int writer_nmi = 0;  // the owner's NMI depth when it took the lock
 	std::vector<int> readers;
 	int writers_waiting = 0;
 	const void *mm = nullptr;  // a write-locked VMA's mm
@@ -85,11 +86,12 @@ struct Scheduler::Task {
 	std::string wait_at;
 	std::vector<uint32_t> occ;  // decisions per label id
 	uint32_t at_label = 0;      // of its last decision
-	std::vector<const LockClass *> held;
-	std::vector<std::string> held_at;
+	std::vector<HeldLock> held;
 	std::vector<Lock *> vma_wlocks;
 	int rcu_depth = 0, atomic_depth = 0;
+	int nmi_depth = 0;  // NMIs the harness runs on this task (nmi_enter)
 	std::vector<void *> tls;
+	ExecContext context() const { return nmi_depth ? ExecContext::nmi : ctx; }
 };
 
 Scheduler::Scheduler(Strategy &s) : strategy_(&s) {}
@@ -159,6 +161,7 @@ RunResult Scheduler::run()
 	result_ = RunResult{};
 	draining_ = cancelling_ = false;
 	locks_.clear();
+	lockset_.reset();  // runs are phases: the one before happened before this one
 	strategy_->begin(int(tasks_.size()));
 	save_tls(main_tls_);
 	for (auto &t : tasks_) {
@@ -208,6 +211,7 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 	result_.decisions++;
 	result_.trace_hash = mix(result_.trace_hash, (uint64_t(current_) << 32) | label.id);
 	if (!draining_ && on_point) {
+		IgnoreAccesses checker;
 		std::string v = on_point();
 		if (!v.empty())
 			violation("at T" + std::to_string(current_) + " " + label.name + "#" + std::to_string(occ) + ": " + v);
@@ -296,9 +300,9 @@ std::string Scheduler::wait_for_graph() const
 		for (int h : holders) {
 			s += " held by T" + std::to_string(h);
 			const Task &ht = *tasks_[size_t(h)];
-			for (size_t i = 0; i < ht.held.size(); i++)
-				if (ht.held[i] == t->waiting->cls)
-					s += " (taken at " + ht.held_at[i] + ")";
+			for (const HeldLock &hl : ht.held)
+				if (hl.cls == t->waiting->cls)
+					s += " (taken at " + hl.at + ")";
 		}
 		if (holders.empty())
 			s += " (queued writer ahead)";
@@ -353,26 +357,25 @@ void Scheduler::released(Lock &l, const Label &label)
 	l.released_at = label.id;
 }
 
-void Scheduler::held_push(const LockClass &cls, const Label &label, bool trylock, const LockClass *nest)
+void Scheduler::held_push(const LockClass &cls, const Label &label, bool trylock, const LockClass *nest,
+			  uint8_t subclass)
 {
 	Task &cur = *tasks_[size_t(current_)];
 	if (!draining_) {
-		std::string r = lockdep_.acquire(current_, cls, cur.held, cur.held_at, label.name, trylock, nest, cur.ctx,
-						 cur.rcu_depth, cur.atomic_depth);
+		std::string r = lockdep_.acquire(current_, cls, subclass, held_here(cur), label.name, trylock, nest,
+						 cur.context(), cur.rcu_depth, cur.atomic_depth);
 		if (!r.empty())
 			violation("lockdep: " + r);
 	}
-	cur.held.push_back(&cls);
-	cur.held_at.push_back(label.name);
+	cur.held.push_back(HeldLock{&cls, subclass, label.name, cur.nmi_depth});
 }
 
 void Scheduler::held_pop(const LockClass &cls)
 {
 	Task &cur = *tasks_[size_t(current_)];
 	for (size_t i = cur.held.size(); i-- > 0;)
-		if (cur.held[i] == &cls) {
+		if (cur.held[i].cls == &cls) {
 			cur.held.erase(cur.held.begin() + long(i));
-			cur.held_at.erase(cur.held_at.begin() + long(i));
 			return;
 		}
 	violation(std::string("lockdep: releasing ") + cls.name + ", which T" + std::to_string(current_) +
@@ -391,7 +394,7 @@ void Scheduler::mutex_lock(const void *obj, const LockClass &cls, const Label &l
 	held_push(cls, label, false);
 	Lock &l = lock_of(obj, cls);
 	block_until([&] { return l.writer < 0; }, obj, cls, label);
-	l.writer = current_;
+	own(l);
 	taken(l, label);
 }
 
@@ -402,7 +405,7 @@ bool Scheduler::mutex_trylock(const void *obj, const LockClass &cls, const Label
 	if (l.writer >= 0)
 		return false;
 	held_push(cls, label, true);
-	l.writer = current_;
+	own(l);
 	taken(l, label);
 	return true;
 }
@@ -456,10 +459,11 @@ void Scheduler::up_read(const void *obj, const LockClass &cls, const Label &labe
 	point(label);
 }
 
-void Scheduler::down_write(const void *obj, const LockClass &cls, const Label &label, const LockClass *nest)
+void Scheduler::down_write(const void *obj, const LockClass &cls, const Label &label, const LockClass *nest,
+			   uint8_t subclass)
 {
 	point(label);
-	held_push(cls, label, false, nest);
+	held_push(cls, label, false, nest, subclass);
 	Lock &l = lock_of(obj, cls);
 	auto ready = [&] { return l.writer < 0 && l.readers.empty(); };
 	if (!ready()) {
@@ -467,7 +471,7 @@ void Scheduler::down_write(const void *obj, const LockClass &cls, const Label &l
 		block_until(ready, obj, cls, label);
 		l.writers_waiting--;
 	}
-	l.writer = current_;
+	own(l);
 	taken(l, label);
 }
 
@@ -494,13 +498,13 @@ void Scheduler::downgrade_write(const void *obj, const LockClass &cls, const Lab
 	point(label);
 }
 
-void Scheduler::spin_lock(const void *obj, const LockClass &cls, const Label &label)
+void Scheduler::spin_lock(const void *obj, const LockClass &cls, const Label &label, uint8_t subclass)
 {
 	point(label);
-	held_push(cls, label, false);
+	held_push(cls, label, false, nullptr, subclass);
 	Lock &l = lock_of(obj, cls);
 	block_until([&] { return l.writer < 0; }, obj, cls, label);
-	l.writer = current_;
+	own(l);
 	taken(l, label);
 	tasks_[size_t(current_)]->atomic_depth++;
 }
@@ -531,9 +535,8 @@ void Scheduler::rcu_read_unlock(const Label &label)
 	Task &cur = *tasks_[size_t(current_)];
 	cur.rcu_depth--;
 	for (size_t i = cur.held.size(); i-- > 0;)
-		if (cur.held[i]->kind == LockKind::rcu) {
+		if (cur.held[i].cls->kind == LockKind::rcu) {
 			cur.held.erase(cur.held.begin() + long(i));
-			cur.held_at.erase(cur.held_at.begin() + long(i));
 			break;
 		}
 	point(label);
@@ -544,9 +547,114 @@ void Scheduler::might_sleep(const Label &label)
 	Task &cur = *tasks_[size_t(current_)];
 	if (draining_)
 		return;
-	std::string r = lockdep_.might_sleep(label.name, cur.rcu_depth, cur.atomic_depth);
+	std::string r = lockdep_.might_sleep(label.name, cur.context(), cur.rcu_depth, cur.atomic_depth);
 	if (!r.empty())
 		violation("lockdep: " + r);
+}
+
+void Scheduler::might_fault(const Label &label)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	if (!draining_) {
+		// might_lock_read(&current->mm->mmap_lock): acquired and released
+		// at once, so only the checks and the dependencies remain.
+		std::string r = lockdep_.acquire(current_, kMmapLock, 0, held_here(cur), label.name + " (might_fault)", false,
+						 nullptr, cur.context(), cur.rcu_depth, cur.atomic_depth);
+		if (!r.empty())
+			violation("lockdep: " + r);
+	}
+	point(label);
+}
+
+void Scheduler::user_return(const std::string &what)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	if (draining_)
+		return;
+	std::string held;
+	for (const HeldLock &h : cur.held)
+		held += (held.empty() ? "" : ", ") + std::string(h.cls->name) + " (taken at " + h.at + ")";
+	if (!cur.vma_wlocks.empty())
+		held += (held.empty() ? "" : ", ") + std::to_string(cur.vma_wlocks.size()) +
+			" VMA write lock(s) (no mmap_write_unlock)";
+	if (held.empty() && cur.atomic_depth)
+		held = "a spinlock section";
+	if (!held.empty())
+		violation("lockdep: T" + std::to_string(current_) + " returns to user space after " + what +
+			  " with " + held + " held");
+}
+
+// What the running context holds: an NMI handler's own locks, not those
+// of the context it interrupted (no dependency runs from them to its).
+const std::vector<HeldLock> &Scheduler::held_here(const Task &t)
+{
+	if (!t.nmi_depth)
+		return t.held;
+	held_scratch_.clear();
+	for (const HeldLock &h : t.held)
+		if (h.nmi_depth == t.nmi_depth)
+			held_scratch_.push_back(h);
+	return held_scratch_;
+}
+
+void Scheduler::own(Lock &l)
+{
+	l.writer = current_;
+	l.writer_nmi = tasks_[size_t(current_)]->nmi_depth;
+}
+
+void Scheduler::nmi_enter()
+{
+	tasks_[size_t(current_)]->nmi_depth++;
+}
+
+void Scheduler::nmi_exit()
+{
+	tasks_[size_t(current_)]->nmi_depth--;
+}
+
+void Scheduler::hold_nowait(const void *obj, const LockClass &cls, const Label &label)
+{
+	held_push(cls, label, true);
+	own(lock_of(obj, cls));
+}
+
+void Scheduler::release_nowait(const void *obj, const LockClass &cls)
+{
+	lock_of(obj, cls).writer = -1;
+	held_pop(cls);
+}
+
+void Scheduler::access(const void *loc, const SharedClass &cls, AccessKind kind, const Label &site)
+{
+	if (current_ < 0 || cancelling_ || IgnoreAccesses::active())
+		return;
+	if (lockset && !draining_) {
+		Task &cur = *tasks_[size_t(current_)];
+		// An NMI holds only what it took itself: the interrupted
+		// context's locks do not keep it out.
+		lockrefs_.clear();
+		for (const auto &l : locks_) {
+			if (l->writer == current_ && l->writer_nmi == cur.nmi_depth)
+				lockrefs_.push_back(LockRef{l.get(), true, l->cls->name});
+			else if (!cur.nmi_depth &&
+				 std::find(l->readers.begin(), l->readers.end(), current_) != l->readers.end())
+				lockrefs_.push_back(LockRef{l.get(), false, l->cls->name});
+		}
+		std::sort(lockrefs_.begin(), lockrefs_.end(),
+			  [](const LockRef &a, const LockRef &b) { return a.lock < b.lock; });
+		if (MarkedAccess::active())
+			kind = kind == AccessKind::read || kind == AccessKind::marked_read ? AccessKind::marked_read
+											   : AccessKind::marked_write;
+		std::string r = lockset_.access(loc, cls, kind,
+						AccessSite{current_ * 8 + std::min(cur.nmi_depth, 7), current_,
+							   cur.context() == ExecContext::nmi, lockrefs_, site.id,
+							   cur.at_label});
+		if (!r.empty())
+			violation("lockset: " + r);
+	}
+	if (access_points)
+		point(site);
 }
 
 void Scheduler::assert_held(const void *obj, const LockClass &cls, bool write, const Label &label)
@@ -572,7 +680,7 @@ void Scheduler::vma_start_write(const void *vma, const void *mm, const LockClass
 	held_push(vm_lock, label, false, &mmap_lock);
 	held_pop(vm_lock);
 	block_until([&] { return l.readers.empty(); }, vma, vm_lock, label);
-	l.writer = current_;
+	own(l);
 	l.mm = mm;
 	tasks_[size_t(current_)]->vma_wlocks.push_back(&l);
 }

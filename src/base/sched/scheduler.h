@@ -23,6 +23,7 @@
 #include "base/sched/fiber.h"
 #include "base/sched/label.h"
 #include "base/sched/lockdep.h"
+#include "base/sched/lockset.h"
 
 namespace fl::sched {
 
@@ -102,6 +103,15 @@ public:
 	// A non-empty return is a violation.
 	std::function<std::string()> on_point;
 	uint64_t step_cap = 200000;
+	// The lockset race checker over the shared state the port and the
+	// allocator declare (access()); on by default.
+	bool lockset = true;
+	// A scheduling point at every declared shared access, so that a lock
+	// deleted around code with no point inside also opens a window the
+	// explorer can hit. Off by default: it multiplies the points PCT and the
+	// bounded search range over.
+	bool access_points = false;
+	uint64_t lockset_accesses() const { return lockset_.accesses(); }
 
 	// ---- the shim's interface (current task, on its fiber) ----
 	void point(const Label &);
@@ -111,14 +121,41 @@ public:
 	void down_read(const void *obj, const LockClass &, const Label &);
 	bool down_read_trylock(const void *obj, const LockClass &, const Label &);
 	void up_read(const void *obj, const LockClass &, const Label &);
-	void down_write(const void *obj, const LockClass &, const Label &, const LockClass *nest = nullptr);
+	// `subclass`: mmap_write_lock_nested's SINGLE_DEPTH_NESTING (fork's child mm).
+	void down_write(const void *obj, const LockClass &, const Label &, const LockClass *nest = nullptr,
+			uint8_t subclass = 0);
 	void up_write(const void *obj, const LockClass &, const Label &);
 	void downgrade_write(const void *obj, const LockClass &, const Label &);
-	void spin_lock(const void *obj, const LockClass &, const Label &);
+	void spin_lock(const void *obj, const LockClass &, const Label &, uint8_t subclass = 0);
 	void spin_unlock(const void *obj, const LockClass &, const Label &);
 	void rcu_read_lock(const Label &);
 	void rcu_read_unlock(const Label &);
 	void might_sleep(const Label &);
+	// might_fault(): might_sleep() and, for lockdep, a read acquisition of
+	// mmap_lock (a fault on the user address would take it).
+	void might_fault(const Label &);
+	// The task returns to user space after `what` (a syscall, a fault): no
+	// lock may be held, nor a VMA write lock, RCU or a spinlock section.
+	void user_return(const std::string &what);
+	// A lock the caller took or released itself without waiting (a
+	// trylock on a lock word the harness keeps): lockdep and the lockset
+	// see it; no scheduling decision.
+	void hold_nowait(const void *obj, const LockClass &, const Label &);
+	void release_nowait(const void *obj, const LockClass &);
+	// The harness runs an NMI handler on the current task (the interrupted
+	// context stays frozen under it): lockdep sees NMI context, the lockset
+	// a context of its own that holds none of the interrupted one's locks.
+	void nmi_enter();
+	void nmi_exit();
+	// Every other task has finished (the harness waited for them): all
+	// accesses so far happened before all later ones, as after a join.
+	void join_all() { lockset_.reset(); }
+	// [lo, hi) changed owner (Lockset::forget).
+	void forget(const void *lo, const void *hi, const SharedClass &cls) { lockset_.forget(lo, hi, cls); }
+	// A declared access to shared state (the lockset checker; a point when
+	// access_points is on). Marked: READ_ONCE/WRITE_ONCE/atomics, or inside
+	// a MarkedAccess scope.
+	void access(const void *loc, const SharedClass &, AccessKind, const Label &site);
 	// lockdep_assert_held / mmap_assert_write_locked: a violation if not.
 	void assert_held(const void *obj, const LockClass &, bool write, const Label &);
 	// The per-VMA write lock: held from vma_start_write until the owner mm's
@@ -143,9 +180,12 @@ private:
 	Lock &lock_of(const void *obj, const LockClass &);
 	void block_until(const std::function<bool()> &ready, const void *obj, const LockClass &, const Label &);
 	void wake(const void *obj, const LockClass &);
+	void own(Lock &);
+	const std::vector<HeldLock> &held_here(const Task &);
 	void taken(Lock &, const Label &);
 	void released(Lock &, const Label &);
-	void held_push(const LockClass &, const Label &, bool trylock, const LockClass *nest = nullptr);
+	void held_push(const LockClass &, const Label &, bool trylock, const LockClass *nest = nullptr,
+		       uint8_t subclass = 0);
 	void held_pop(const LockClass &);
 	int decide(const Label &, bool current_runnable);
 	void switch_task(int to);
@@ -156,6 +196,9 @@ private:
 
 	Strategy *strategy_;
 	Lockdep lockdep_;
+	Lockset lockset_;
+	std::vector<LockRef> lockrefs_;  // scratch
+	std::vector<HeldLock> held_scratch_;
 	std::vector<std::unique_ptr<Task>> tasks_;
 	std::vector<std::unique_ptr<Lock>> locks_;
 	std::vector<int> runnable_;  // scratch
@@ -173,5 +216,17 @@ namespace detail {
 inline thread_local Scheduler *tl_active = nullptr;
 }  // namespace detail
 inline Scheduler *active() { return detail::tl_active; }
+
+// An NMI handler the harness runs on the current task, if a scheduler runs.
+class InNmi {
+public:
+	InNmi() : s_(active()) { if (s_) s_->nmi_enter(); }
+	~InNmi() { if (s_) s_->nmi_exit(); }
+	InNmi(const InNmi &) = delete;
+	InNmi &operator=(const InNmi &) = delete;
+
+private:
+	Scheduler *s_;
+};
 
 }  // namespace fl::sched

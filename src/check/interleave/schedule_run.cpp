@@ -52,7 +52,11 @@ Invariant invariant_of(sched::Outcome o, const std::string &report)
 	case sched::Outcome::deadlock: return Invariant::deadlock;
 	case sched::Outcome::livelock: return Invariant::livelock;
 	case sched::Outcome::violation:
-		return report.find("lockdep:") != std::string::npos ? Invariant::lockdep : Invariant::frozen_stable;
+		if (report.find("lockdep:") != std::string::npos)
+			return Invariant::lockdep;
+		if (report.find("lockset:") != std::string::npos)
+			return Invariant::data_race;
+		return Invariant::frozen_stable;
 	default: return Invariant::none;
 	}
 }
@@ -114,6 +118,7 @@ private:
 			for (size_t i = from; i < to; i++) {
 				failed_at = i;
 				e_.step();
+				s.user_return(to_string(p_.ops[i].kind));
 				if (e_.violation() || s.outcome_so_far() != sched::Outcome::done)
 					return;
 			}
@@ -142,6 +147,7 @@ private:
 					s.point(syscall_label(op.kind));
 					busy[size_t(t)] = true;
 					events[i - g_.begin] = e_.run_op(i);
+					s.user_return(to_string(op.kind));
 					ran[i - g_.begin] = true;
 					busy[size_t(t)] = false;
 					Violation v = e_.machine().take_op_violation();

@@ -42,8 +42,13 @@ using ::fl::sched::Label;
 #define mmap_read_lock(mm) FL_SHIM_OBJ(down_read, mm, ::fl::sched::kMmapLock, "mmap_read_lock")
 #define mmap_read_unlock(mm) FL_SHIM_OBJ(up_read, mm, ::fl::sched::kMmapLock, "mmap_read_unlock")
 #define mmap_write_lock(mm) FL_SHIM_OBJ(down_write, mm, ::fl::sched::kMmapLock, "mmap_write_lock")
-/* mmap_write_lock_nested(mm, SINGLE_DEPTH_NESTING): fork's child mm */
-#define mmap_write_lock_nested(mm) FL_SHIM_OBJ(down_write, mm, ::fl::sched::kMmapLock, "mmap_write_lock_nested")
+/* mmap_write_lock_nested(mm, SINGLE_DEPTH_NESTING): fork's child mm, lockdep subclass 1 */
+#define mmap_write_lock_nested(mm)                                                                 \
+	do {                                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active())                         \
+			fl_s_->down_write((const void *)(mm), ::fl::sched::kMmapLock,              \
+					  FL_SCHED_LABEL("mmap_write_lock_nested"), nullptr, 1);   \
+	} while (0)
 /* mmap_write_unlock / mmap_write_downgrade end every VMA write lock (vma_end_write_all) */
 #define mmap_write_unlock(mm)                                                                      \
 	do {                                                                                       \
@@ -90,6 +95,14 @@ using ::fl::sched::Label;
 #define pte_lockptr(mm) (reinterpret_cast<spinlock_t *>(mm))
 #define spin_lock(ptl) FL_SHIM_OBJ(spin_lock, ptl, ::fl::sched::kPtl, "spin_lock")
 #define spin_unlock(ptl) FL_SHIM_OBJ(spin_unlock, ptl, ::fl::sched::kPtl, "spin_unlock")
+/* spin_lock_nested(ptl, SINGLE_DEPTH_NESTING): a second PTL of the same class (fork's source table) */
+#define spin_lock_nested(ptl, subclass)                                                            \
+	do {                                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active())                         \
+			(fl_s_->spin_lock)((const void *)(ptl), ::fl::sched::kPtl,                 \
+					 FL_SCHED_LABEL("spin_lock_nested"), subclass);            \
+	} while (0)
+#define SINGLE_DEPTH_NESTING 1
 
 /* include/linux/mutex.h */
 #define mutex_lock(m) FL_SHIM_OBJ(mutex_lock, m, ::fl::sched::kFreezeMutex, "mutex_lock")
@@ -99,22 +112,48 @@ using ::fl::sched::Label;
 #define rcu_read_lock() FL_SHIM(rcu_read_lock, "rcu_read_lock")
 #define rcu_read_unlock() FL_SHIM(rcu_read_unlock, "rcu_read_unlock")
 
-/* include/linux/kernel.h might_sleep(), mm.h might_fault() (copy_from_user):
- * a point, and an error under a spinlock or RCU */
-#define might_fault()                                                                              \
-	do {                                                                                       \
-		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active()) {                       \
-			fl_s_->might_sleep(FL_SCHED_LABEL("might_fault"));                         \
-			fl_s_->point(FL_SCHED_LABEL("might_fault"));                               \
-		}                                                                                  \
-	} while (0)
+/* include/linux/kernel.h might_fault() (copy_from_user): a point; lockdep
+ * sees a read acquisition of mmap_lock (an error under a spinlock, RCU, in
+ * NMI context, or with mmap_lock already held) */
+#define might_fault() FL_SHIM(might_fault, "might_fault")
 
 /* include/linux/atomic.h (atomic64_t is a plain s64 in the port) and
- * compiler.h READ_ONCE/WRITE_ONCE: a point before each access */
+ * compiler.h READ_ONCE/WRITE_ONCE: a point before each access. WRITE_ONCE
+ * evaluates its value first, so WRITE_ONCE(x, READ_ONCE(x) + 1), a lost
+ * update written in one expression, has its window between the two. */
 #define atomic64_inc(v) ({ sched_point("atomic64_inc"); ++*(v); (void)0; })
 #define atomic64_dec(v) ({ sched_point("atomic64_dec"); --*(v); (void)0; })
 #define atomic64_read(v) ({ sched_point("atomic64_read"); *(v); })
 #define READ_ONCE(x) ({ sched_point("READ_ONCE"); (x); })
-#define WRITE_ONCE(x, val) ({ sched_point("WRITE_ONCE"); (x) = (val); (void)0; })
+#define WRITE_ONCE(x, val) ({ auto fl_v_ = (val); sched_point("WRITE_ONCE"); (x) = fl_v_; (void)0; })
+
+/* Declared accesses to shared state, for the lockset checker (src/base/sched/
+ * lockset.h) and, when the explorer asks, a scheduling point each. The
+ * classes and the rule that protects each are in locking.cpp's comment. */
+#if defined(FL_SYMBOLIC)  /* the proofs' port runs no scheduler */
+#define FL_SHARED_ACCESS_AT(loc, cls, kind, label) do { (void)(label); } while (0)
+#else
+#define FL_SHARED_ACCESS_AT(loc, cls, kind, label)                                                 \
+	do {                                                                                       \
+		if (::fl::sched::Scheduler *fl_s_ = ::fl::sched::active())                         \
+			fl_s_->access((const void *)(loc), cls, ::fl::sched::AccessKind::kind, label); \
+	} while (0)
+#endif
+#define FL_SHARED_ACCESS(loc, cls, kind, site) FL_SHARED_ACCESS_AT(loc, cls, kind, FL_SCHED_LABEL(site))
+
+/* The PTE of (mm, addr): the page-table lock (pte_offset_map_lock). */
+inline const ::fl::sched::SharedClass kPteShared{"pte", "written and read under the page-table lock"};
+/* One PTE slot's identity: a hash of the mm and the page index (a key, never
+ * dereferenced). */
+/* include/linux/pgtable.h: ptep_get - the PTE as its page-table lock's
+ * holder reads it: a plain read for the lockset checker, named after the
+ * function that reads (a macro, so __func__ is the caller's). */
+#define ptep_get(mm, addr)                                                                         \
+	({                                                                                         \
+		FL_SHARED_ACCESS(pte_shared_loc(mm, addr), kPteShared, read, "pte");               \
+		pte_lookup(mm, addr);                                                              \
+	})
+#define pte_shared_loc(mm, addr) \
+	((const void *)((uintptr_t)(mm) * (uintptr_t)0x9e3779b97f4a7c15ull ^ (uintptr_t)((addr) >> PAGE_SHIFT)))
 
 }  // namespace fl::FL_ARCH_NS

@@ -418,7 +418,7 @@ void zap_page_range_single(vm_area_struct *vma, ulong address, ulong size);
 void unmap_vmas(vm_area_struct *vma, ulong start, ulong end);
 int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma);
 void move_page_tables(vm_area_struct *vma, ulong old_addr, vm_area_struct *new_vma, ulong new_addr, ulong len);
-pte_t *pte_lookup(mm_struct *mm, ulong addr);  // NULL when pte_none
+pte_t *pte_lookup(mm_struct *mm, ulong addr);  // NULL when pte_none (the MMU's walk; the port reads with ptep_get)
 
 // mm/mmap.c
 ulong get_unmapped_area(file *f, ulong addr, ulong len, ulong pgoff, ulong flags);

@@ -18,6 +18,9 @@ int dup_mmap(mm_struct *mm, mm_struct *oldmm)
 	for (vm_area_struct *mpnt : std::vector<vm_area_struct *>(oldmm->mmap)) {
 		vm_area_struct *tmp;
 
+		/* fb49c455323f ("fork: lock VMAs of the parent process when
+		 * forking"): no fault may change the parent's VMA under the copy */
+		vma_start_write(mpnt);
 		if (mpnt->vm_flags & VM_DONTCOPY)
 			continue;
 		tmp = vm_area_dup(mpnt);

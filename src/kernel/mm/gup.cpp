@@ -8,6 +8,20 @@ namespace fl::FL_ARCH_NS {
 
 constexpr unsigned int FOLL_WRITE = 0x01, FOLL_TOUCH = 0x02, FOLL_FORCE = 0x10;
 
+// mm/gup.c: follow_page_mask -> follow_page_pte, order 0: is the page
+// present? Read under the page-table lock (pte_offset_map_lock, ptep_get,
+// pte_unmap_unlock).
+static bool follow_page_mask(mm_struct *mm, ulong address)
+{
+	bool present;
+
+	kg->stats->ptl_locks++;
+	spin_lock(pte_lockptr(mm));
+	present = ptep_get(mm, address) != nullptr;
+	spin_unlock(pte_lockptr(mm));
+	return present;
+}
+
 // mm/gup.c: check_vma_flags
 static int check_vma_flags(vm_area_struct *vma, unsigned int gup_flags)
 {
@@ -97,7 +111,7 @@ static long __get_user_pages(mm_struct *mm, ulong start, ulong nr_pages, unsigne
 		}
 retry:
 		/* follow_page_mask: a present PTE is all populate needs */
-		if (!pte_lookup(mm, start & PAGE_MASK)) {
+		if (!follow_page_mask(mm, start & PAGE_MASK)) {
 			ret = faultin_page(vma, start, gup_flags);
 			switch (ret) {
 			case 0:

@@ -20,10 +20,19 @@ pte_t *pte_lookup(mm_struct *mm, ulong addr)
 	return mm->ptes.find(addr);
 }
 
+// include/linux/pgtable.h: ptep_get_lockless - handle_pte_fault's first
+// look, without the lock (a marked read)
+static pte_t *ptep_get_lockless(mm_struct *mm, ulong addr)
+{
+	FL_SHARED_ACCESS(pte_shared_loc(mm, addr), kPteShared, marked_read, "pte");
+	return pte_lookup(mm, addr);
+}
+
 // set_pte_at + folio_add_file_rmap_pte + inc_mm_counter: the PTE now owns
 // the reference the caller took.
 static void set_pte_at(mm_struct *mm, ulong addr, page *pg)
 {
+	FL_SHARED_ACCESS(pte_shared_loc(mm, addr), kPteShared, write, "pte");
 	mm->ptes.set(addr, pte_t{pg});
 	pg->_mapcount++;
 	kg->stats->ptes_installed++;
@@ -48,7 +57,7 @@ static int insert_page(vm_area_struct *vma, ulong addr, page *pg)
 		return -EINVAL;
 	kg->stats->ptl_locks++;  /* get_locked_pte() */
 	spin_lock(pte_lockptr(mm));
-	if (pte_lookup(mm, addr)) {
+	if (ptep_get(mm, addr)) {
 		spin_unlock(pte_lockptr(mm));
 		return -EBUSY;
 	}
@@ -83,7 +92,7 @@ bool map_pages_install_pte(vm_fault *vmf, ulong addr, page *pg)
 // mm/memory.c: vmf_pte_changed (order-0: "is the PTE no longer none?")
 static bool vmf_pte_changed(vm_fault *vmf)
 {
-	return pte_lookup(vmf->vma->vm_mm, vmf->address) != nullptr;
+	return ptep_get(vmf->vma->vm_mm, vmf->address) != nullptr;
 }
 
 /**
@@ -96,6 +105,18 @@ static vm_fault_t finish_fault(vm_fault *vmf)
 	vm_area_struct *vma = vmf->vma;
 	page *pg = vmf->pg;
 
+#if defined(FL_PLANT_FINISH_FAULT_NO_PTL)
+	/* planted slip (test-only build, -DFL_PLANT=finish_fault_no_ptl): the
+	 * check and the set without the page-table lock. No scheduling point
+	 * lies between them, so no schedule splits them: only the lockset
+	 * checker (or access points) can see it. */
+	if (vmf_pte_changed(vmf)) {
+		kg->stats->lost_races++;
+		return VM_FAULT_NOPAGE;
+	}
+	set_pte_at(vma->vm_mm, vmf->address, pg);
+	return 0;
+#else
 	kg->stats->ptl_locks++;  /* pte_offset_map_lock() */
 	spin_lock(pte_lockptr(vma->vm_mm));
 	/* Re-check under ptl */
@@ -108,6 +129,7 @@ static vm_fault_t finish_fault(vm_fault *vmf)
 	set_pte_at(vma->vm_mm, vmf->address, pg);  /* set_pte_range */
 	spin_unlock(pte_lockptr(vma->vm_mm));
 	return 0;
+#endif
 }
 
 // mm/memory.c: __do_fault
@@ -265,7 +287,7 @@ static vm_fault_t do_fault(vm_fault *vmf)
 	if (!vma->vm_ops->fault) {
 		kg->stats->ptl_locks++;
 		spin_lock(pte_lockptr(vma->vm_mm));
-		if (!pte_lookup(vma->vm_mm, vmf->address))
+		if (!ptep_get(vma->vm_mm, vmf->address))
 			ret = VM_FAULT_SIGBUS;
 		else
 			ret = VM_FAULT_NOPAGE;
@@ -294,7 +316,7 @@ vm_fault_t handle_mm_fault(vm_area_struct *vma, ulong address, unsigned int flag
 	vmf.pgoff = linear_page_index(vma, address);
 	kg->stats->faults++;
 
-	if (pte_lookup(vma->vm_mm, vmf.address))
+	if (ptep_get_lockless(vma->vm_mm, vmf.address))
 		return 0;  /* present: a spurious fault, or a racing fault won */
 
 	if (vma_is_anonymous(vma))
@@ -314,9 +336,14 @@ void unmap_vmas(vm_area_struct *vma, ulong start, ulong end)
 {
 	mm_struct *mm = vma->vm_mm;
 
+	const sched::Label &cleared = FL_SCHED_LABEL("pte");  /* ptep_get_and_clear_full */
+
 	kg->stats->ptl_locks++;
 	spin_lock(pte_lockptr(mm));
-	mm->ptes.take_range(start, end, [](ulong, pte_t pte) { zap_pte(pte.pg); });
+	mm->ptes.take_range(start, end, [&]([[maybe_unused]] ulong addr, pte_t pte) {
+		FL_SHARED_ACCESS_AT(pte_shared_loc(mm, addr), kPteShared, write, cleared);
+		zap_pte(pte.pg);
+	});
 	spin_unlock(pte_lockptr(mm));
 }
 
@@ -345,14 +372,16 @@ static bool vma_needs_copy(vm_area_struct *dst_vma, vm_area_struct *src_vma)
 int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma)
 {
 	mm_struct *src_mm = src_vma->vm_mm;
+	const sched::Label &read = FL_SCHED_LABEL("src_pte");
 
 	if (!vma_needs_copy(dst_vma, src_vma))
 		return 0;
 
 	kg->stats->ptl_locks++;
 	spin_lock(pte_lockptr(dst_vma->vm_mm));
-	spin_lock(pte_lockptr(src_mm));  /* spin_lock_nested(src_ptl, SINGLE_DEPTH_NESTING) */
+	spin_lock_nested(pte_lockptr(src_mm), SINGLE_DEPTH_NESTING);
 	src_mm->ptes.for_range(src_vma->vm_start, src_vma->vm_end, [&](ulong addr, pte_t pte) {
+		FL_SHARED_ACCESS_AT(pte_shared_loc(src_mm, addr), kPteShared, read, read);
 		get_page(pte.pg);
 		set_pte_at(dst_vma->vm_mm, addr, pte.pg);
 	});
@@ -366,13 +395,18 @@ void move_page_tables(vm_area_struct *vma, ulong old_addr, vm_area_struct *new_v
 {
 	mm_struct *mm = vma->vm_mm;
 	std::vector<std::pair<ulong, page *>> moved;
+	const sched::Label &moved_pte = FL_SCHED_LABEL("pte");
 
 	kg->stats->ptl_locks++;
 	spin_lock(pte_lockptr(mm));
-	mm->ptes.take_range(old_addr, old_addr + len,
-			    [&](ulong addr, pte_t pte) { moved.emplace_back(addr - old_addr + new_addr, pte.pg); });
-	for (auto &[addr, pg] : moved)
+	mm->ptes.take_range(old_addr, old_addr + len, [&](ulong addr, pte_t pte) {
+		FL_SHARED_ACCESS_AT(pte_shared_loc(mm, addr), kPteShared, write, moved_pte);
+		moved.emplace_back(addr - old_addr + new_addr, pte.pg);
+	});
+	for (auto &[addr, pg] : moved) {
+		FL_SHARED_ACCESS_AT(pte_shared_loc(new_vma->vm_mm, addr), kPteShared, write, moved_pte);
 		new_vma->vm_mm->ptes.set(addr, pte_t{pg});
+	}
 	spin_unlock(pte_lockptr(mm));
 }
 

@@ -304,6 +304,14 @@ static int array_map_mmap_v2(bpf_map *map, vm_area_struct *vma)
 		return -EINVAL;
 #endif
 
+#if defined(FL_PLANT_MMAP_LOCK_RECURSIVE)
+	/* planted slip (test-only build, -DFL_PLANT=mmap_lock_recursive): a
+	 * helper that takes mmap_lock for read, called with it held for write
+	 * by do_mmap (lockdep reports it in one run; it deadlocks only when a
+	 * writer queues between the two) */
+	mmap_read_lock(vma->vm_mm);
+	mmap_read_unlock(vma->vm_mm);
+#endif
 	/*
 	 * The backing memory is vmalloc'ed up front, so instead of wiring up
 	 * every PTE here we let array_map_mmap_fault() insert pages on demand.
@@ -402,7 +410,7 @@ static vm_fault_t array_map_mmap_pages_v3(bpf_map *map, vm_fault *vmf,
 			      (((u64)pgoff + hdr_pgoff) << PAGE_SHIFT);
 		page *pg;
 
-		if (pte_lookup(vmf->vma->vm_mm, addr)) {
+		if (ptep_get(vmf->vma->vm_mm, addr)) {
 			kg->stats->last_fault_around.present++;
 			continue;
 		}

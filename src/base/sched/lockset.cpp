@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "base/sched/lockset.h"
+
+#include <algorithm>
+
+#include "base/arena.h"
+#include "base/sched/label.h"
+
+namespace fl::sched {
+
+namespace {
+
+bool is_write(AccessKind k) { return k == AccessKind::write || k == AccessKind::marked_write; }
+bool is_marked(AccessKind k) { return k == AccessKind::marked_read || k == AccessKind::marked_write; }
+
+const char *kind_name(AccessKind k)
+{
+	switch (k) {
+	case AccessKind::read: return "read";
+	case AccessKind::write: return "write";
+	case AccessKind::marked_read: return "marked read";
+	case AccessKind::marked_write: return "marked write";
+	}
+	return "?";
+}
+
+}  // namespace
+
+void Lockset::reset()
+{
+	arena::Pause heap;  /* checker state: never in a machine's arena */
+	locs_.clear();
+	locksets_.clear();
+	accesses_ = 0;
+}
+
+void Lockset::forget(const void *lo, const void *hi, const SharedClass &cls)
+{
+	std::erase_if(locs_, [&](const auto &kv) {
+		return kv.first.cls == &cls && std::less_equal<const void *>()(lo, kv.first.loc) &&
+		       std::less<const void *>()(kv.first.loc, hi);
+	});
+}
+
+uint32_t Lockset::intern_locks(const std::vector<LockRef> &l)
+{
+	for (size_t i = 0; i < locksets_.size(); i++)
+		if (locksets_[i] == l)
+			return uint32_t(i);
+	locksets_.push_back(l);
+	return uint32_t(locksets_.size() - 1);
+}
+
+// Some lock both held, at least one of them exclusively.
+bool Lockset::protected_pair(uint32_t a, uint32_t b) const
+{
+	for (const LockRef &x : locksets_[a])
+		for (const LockRef &y : locksets_[b])
+			if (x.lock == y.lock && (x.exclusive || y.exclusive))
+				return true;
+	return false;
+}
+
+std::string Lockset::report(const void *loc, const SharedClass &cls, const Rec &now, const Rec &then) const
+{
+	auto side = [&](const Rec &r) {
+		std::string s = "T" + std::to_string(r.task) + (r.nmi ? " (NMI)" : "") + " " + kind_name(r.kind) +
+				" at " + label_by_id(r.site).name +
+				" (after " + label_by_id(r.after).name + ") holding {";
+		std::vector<std::string> names;  // by name: lock addresses differ run to run
+		for (const LockRef &l : locksets_[r.locks])
+			names.push_back(std::string(l.name) + (l.exclusive ? "" : " (shared)"));
+		std::sort(names.begin(), names.end());
+		for (size_t i = 0; i < names.size(); i++)
+			s += (i ? ", " : "") + names[i];
+		return s + "}";
+	};
+	return std::string("data race on ") + cls.name + (cls.where ? " " + cls.where(loc) : std::string()) + ": " +
+	       side(now) + "; earlier " + side(then) +
+	       "; no lock held by both (rule: " + cls.rule + ")";
+}
+
+std::string Lockset::access(const void *loc, const SharedClass &cls, AccessKind kind, const AccessSite &who)
+{
+	arena::Pause heap;  /* checker state: never in a machine's arena */
+	accesses_++;
+	if (is_marked(kind))
+		return {};  // never half of a report: nothing to remember
+	Loc &l = locs_[Key{loc, &cls}];
+	if (l.owner < 0)
+		l.owner = who.context;
+	if (!l.shared && who.context != l.owner)
+		l.shared = true;
+	// The exclusive phase: an owner's unlocked access is initialisation or
+	// hand-over, not a use the others must agree with.
+	if (!l.shared && who.locks.empty())
+		return {};
+	Rec now{who.context, who.task, kind, who.nmi, intern_locks(who.locks), who.site, who.after};
+	std::string race;
+	for (const Rec &then : l.hist) {
+		if (then.context == now.context)
+			continue;
+		if (!is_write(then.kind) && !is_write(now.kind))
+			continue;
+		if (protected_pair(now.locks, then.locks))
+			continue;
+		race = report(loc, cls, now, then);
+		break;
+	}
+	if (std::find(l.hist.begin(), l.hist.end(), now) == l.hist.end())
+		l.hist.push_back(now);
+	return race;
+}
+
+}  // namespace fl::sched

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// A lockset race checker in the spirit of Eraser (Savage et al., SOSP 1997),
+// not its code: two tasks touch one shared location, at least one writes,
+// both accesses are plain, and no lock is held by both with at least one of
+// them holding it exclusively. Reported whatever order the two accesses ran
+// in, so a lock deleted around code with no scheduling point inside is seen
+// from one run in which both accesses happen.
+//
+// A marked access (READ_ONCE/WRITE_ONCE, atomics, cmpxchg, a lock word's
+// own) is a declared lockless one and never half of a report. That is
+// stricter about plain accesses than KCSAN, whose data race needs only one
+// plain access: here the rule is the locking discipline (a PTE is written
+// under its PTL even though the store itself is WRITE_ONCE), and a declared
+// lockless read, such as handle_pte_fault's first look, is a hint the
+// code re-checks under the lock. Atomicity across marked accesses is the
+// explorer's to find (access_points).
+//
+// Comparisons are pairwise, not Eraser's single intersection, so "written
+// under A and B, read under A or under B" (the VMA's fields: mmap_lock and
+// the per-VMA lock) is not a false alarm. Eraser's exclusive phase is kept
+// for initialisation and hand-over: while only one task has touched a
+// location, its accesses made with no lock held are forgotten (a new object
+// being filled in, or an object its owner passes on through a lock-free
+// list); its locked accesses are kept, and compared once a second task
+// arrives.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace fl::sched {
+
+// A kind of shared location and the rule the kernel protects it by (printed
+// with every report: the seeded rules).
+struct SharedClass {
+	const char *name;
+	const char *rule;
+	// The location in words a report may print, when its address is the
+	// same run to run (an arena address); nullptr: unnamed.
+	std::string (*where)(const void *loc) = nullptr;
+};
+
+enum class AccessKind : uint8_t { read, write, marked_read, marked_write };
+
+// One lock a task holds when it accesses: which instance, whether held
+// exclusively (mutex, spinlock, rwsem for write), and its class for reports.
+struct LockRef {
+	const void *lock;
+	bool exclusive;
+	const char *name;
+	bool operator==(const LockRef &o) const { return lock == o.lock && exclusive == o.exclusive; }
+};
+
+// Who accessed, holding what, where.
+struct AccessSite {
+	int context;  // a task, or an NMI handler run on it: accesses of one context are never compared
+	int task;     // for the report
+	bool nmi;
+	std::vector<LockRef> locks;  // sorted by lock
+	uint32_t site;               // Label::id of the access ("set_pte_at:pte")
+	uint32_t after;              // Label::id of the task's last scheduling point
+};
+
+class Lockset {
+public:
+	// Records the access; a report (empty when fine) when it races an
+	// earlier access of another task to the same location.
+	std::string access(const void *loc, const SharedClass &, AccessKind, const AccessSite &);
+	void reset();
+	// [lo, hi) of class `cls` changed owner (an object allocated, handed to
+	// its user): forget what was seen there, as Eraser does on reallocation.
+	void forget(const void *lo, const void *hi, const SharedClass &cls);
+	uint64_t accesses() const { return accesses_; }
+
+private:
+	struct Rec {
+		int context, task;
+		AccessKind kind;
+		bool nmi;
+		uint32_t locks;  // index into locksets_
+		uint32_t site, after;
+		bool operator==(const Rec &) const = default;
+	};
+	struct Loc {
+		int owner = -1;
+		bool shared = false;
+		std::vector<Rec> hist;  // distinct accesses, in order
+	};
+	struct Key {
+		const void *loc;
+		const SharedClass *cls;
+		bool operator==(const Key &) const = default;
+	};
+	struct KeyHash {
+		size_t operator()(const Key &k) const
+		{
+			return std::hash<const void *>()(k.loc) * 31 + std::hash<const void *>()(k.cls);
+		}
+	};
+
+	uint32_t intern_locks(const std::vector<LockRef> &);
+	bool protected_pair(uint32_t a, uint32_t b) const;
+	std::string report(const void *loc, const SharedClass &, const Rec &now, const Rec &then) const;
+
+	std::unordered_map<Key, Loc, KeyHash> locs_;
+	std::vector<std::vector<LockRef>> locksets_;
+	uint64_t accesses_ = 0;
+};
+
+// A scope on this thread, counted: ScopedFlag<Tag> while alive, active().
+template <class Tag> class ScopedFlag {
+public:
+	ScopedFlag() { depth_++; }
+	~ScopedFlag() { depth_--; }
+	ScopedFlag(const ScopedFlag &) = delete;
+	ScopedFlag &operator=(const ScopedFlag &) = delete;
+	static bool active() { return depth_ > 0; }
+
+private:
+	static inline thread_local int depth_ = 0;
+};
+// Accesses inside are marked: the lock words' own accesses, cmpxchg,
+// READ_ONCE/WRITE_ONCE written as plain loads and stores.
+using MarkedAccess = ScopedFlag<struct MarkedTag>;
+// Accesses inside are not the code under test's (the checkers' own reads,
+// kcsan_disable_current()): not recorded.
+using IgnoreAccesses = ScopedFlag<struct IgnoreTag>;
+
+}  // namespace fl::sched

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The checkers that see a race whatever the schedule (src/base/sched/):
+// the lockset checker and lockdep's recursion, might_fault and
+// return-to-user rules, each on tasks written here, each in one run of the
+// default schedule (no preemption: the two accesses never overlap in time).
+#include <gtest/gtest.h>
+
+#include "base/sched/strategy.h"
+
+namespace fl {
+namespace {
+
+using sched::AccessKind;
+using sched::Label;
+using sched::label_named;
+using sched::LockClass;
+using sched::LockKind;
+using sched::Outcome;
+using sched::Scheduler;
+using sched::SharedClass;
+
+const LockClass kLock{"test_lock", LockKind::spinlock}, kOther{"test_other", LockKind::spinlock},
+	kRw{"test_rwsem", LockKind::rwsem};
+const SharedClass kWord{"test word", "under test_lock"};
+const Label &L(const char *n) { return label_named(n); }
+int lock_a, lock_b, rw, word, other_word;
+
+// Two tasks, each running `body(s, task)`, on the default schedule.
+template <class F> sched::RunResult two_tasks(F body)
+{
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	for (int t = 0; t < 2; t++)
+		s.spawn([&, t] { body(s, t); });
+	return s.run();
+}
+
+void locked_write(Scheduler &s, const void *lock, const LockClass &cls)
+{
+	s.spin_lock(lock, cls, L("test:lock"));
+	s.access(&word, kWord, AccessKind::write, L("test:write"));
+	s.spin_unlock(lock, cls, L("test:unlock"));
+}
+
+// ---- lockset -------------------------------------------------------------------
+
+TEST(Lockset, WritesUnderOneLockAreQuiet)
+{
+	sched::RunResult r = two_tasks([](Scheduler &s, int) { locked_write(s, &lock_a, kLock); });
+	EXPECT_EQ(r.outcome, Outcome::done) << r.report;
+}
+
+TEST(Lockset, DeletedLockIsReportedWithoutOverlap)
+{
+	sched::RunResult r = two_tasks([](Scheduler &s, int t) {
+		if (t == 0)
+			locked_write(s, &lock_a, kLock);
+		else  // the slip: the same write with its lock deleted
+			s.access(&word, kWord, AccessKind::write, L("test:unlocked_write"));
+	});
+	ASSERT_EQ(r.outcome, Outcome::violation);
+	EXPECT_NE(r.report.find("lockset: data race on test word: T1 write at test:unlocked_write"), std::string::npos)
+		<< r.report;
+	EXPECT_NE(r.report.find("earlier T0 write at test:write (after test:lock) holding {test_lock}"),
+		  std::string::npos)
+		<< r.report;
+}
+
+TEST(Lockset, DifferentLocksRace)
+{
+	sched::RunResult r = two_tasks([](Scheduler &s, int t) { locked_write(s, t ? &lock_b : &lock_a, kLock); });
+	EXPECT_EQ(r.outcome, Outcome::violation) << "two instances of one class are two locks";
+}
+
+TEST(Lockset, ReadersOfAnRwsemDoNotExcludeAWriterWhoHoldsItShared)
+{
+	sched::RunResult shared = two_tasks([](Scheduler &s, int t) {
+		s.down_read(&rw, kRw, L("test:down_read"));
+		s.access(&word, kWord, t ? AccessKind::write : AccessKind::read, L("test:access"));
+		s.up_read(&rw, kRw, L("test:up_read"));
+	});
+	EXPECT_EQ(shared.outcome, Outcome::violation) << "a write under a read lock excludes nobody";
+	sched::RunResult exclusive = two_tasks([](Scheduler &s, int t) {
+		if (t) {
+			s.down_write(&rw, kRw, L("test:down_write"));
+			s.access(&word, kWord, AccessKind::write, L("test:access"));
+			s.up_write(&rw, kRw, L("test:up_write"));
+		} else {
+			s.down_read(&rw, kRw, L("test:down_read"));
+			s.access(&word, kWord, AccessKind::read, L("test:access"));
+			s.up_read(&rw, kRw, L("test:up_read"));
+		}
+	});
+	EXPECT_EQ(exclusive.outcome, Outcome::done) << exclusive.report;
+}
+
+// Written under A and B, read under either: pairwise, not one intersection.
+TEST(Lockset, WriteUnderBothReadsUnderEitherIsQuiet)
+{
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	auto read_under = [&](const void *lock, const LockClass &cls) {
+		s.spin_lock(lock, cls, L("test:lock"));
+		s.access(&word, kWord, AccessKind::read, L("test:read"));
+		s.spin_unlock(lock, cls, L("test:unlock"));
+	};
+	s.spawn([&] {
+		s.spin_lock(&lock_a, kLock, L("test:lock_a"));
+		s.spin_lock(&lock_b, kOther, L("test:lock_b"));
+		s.access(&word, kWord, AccessKind::write, L("test:write"));
+		s.spin_unlock(&lock_b, kOther, L("test:unlock_b"));
+		s.spin_unlock(&lock_a, kLock, L("test:unlock_a"));
+	});
+	s.spawn([&] { read_under(&lock_a, kLock); });
+	s.spawn([&] { read_under(&lock_b, kOther); });
+	sched::RunResult r = s.run();
+	EXPECT_EQ(r.outcome, Outcome::done) << r.report;
+}
+
+TEST(Lockset, MarkedAccessesAndInitialisationAreNotReported)
+{
+	sched::RunResult marked = two_tasks([](Scheduler &s, int t) {
+		if (t == 0)
+			locked_write(s, &lock_a, kLock);
+		else  // handle_pte_fault's first look: a lockless hint
+			s.access(&word, kWord, AccessKind::marked_read, L("test:hint"));
+	});
+	EXPECT_EQ(marked.outcome, Outcome::done) << marked.report;
+	sched::RunResult init = two_tasks([](Scheduler &s, int t) {
+		if (t == 0)  // filled in before anyone else can see it
+			s.access(&other_word, kWord, AccessKind::write, L("test:init"));
+		else {
+			s.spin_lock(&lock_a, kLock, L("test:lock"));
+			s.access(&other_word, kWord, AccessKind::read, L("test:read"));
+			s.spin_unlock(&lock_a, kLock, L("test:unlock"));
+		}
+	});
+	EXPECT_EQ(init.outcome, Outcome::done) << init.report;
+}
+
+TEST(Lockset, OffWhenAskedAndIgnoredInsideCheckers)
+{
+	auto slip = [](Scheduler &s, int t) {
+		if (t == 0)
+			locked_write(s, &lock_a, kLock);
+		else {
+			sched::IgnoreAccesses checker;
+			s.access(&word, kWord, AccessKind::write, L("test:checker_read"));
+		}
+	};
+	EXPECT_EQ(two_tasks(slip).outcome, Outcome::done);
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	s.lockset = false;
+	s.spawn([&] { locked_write(s, &lock_a, kLock); });
+	s.spawn([&] { s.access(&word, kWord, AccessKind::write, L("test:unlocked_write")); });
+	EXPECT_EQ(s.run().outcome, Outcome::done);
+}
+
+TEST(Lockset, AccessPointsOpenAWindowBetweenAReadAndItsWrite)
+{
+	// The lost update: both tasks read, then write what they read plus one.
+	for (bool points : {false, true}) {
+		sched::DefaultStrategy first;
+		Scheduler s(first);
+		s.lockset = false;
+		s.access_points = points;
+		int value = 0;
+		bool lost = false;
+		for (uint64_t seed = 1; seed < 64 && !lost; seed++) {
+			sched::RandomWalk r(seed);
+			s.set_strategy(r);
+			value = 0;
+			for (int t = 0; t < 2; t++)
+				s.spawn([&] {
+					s.access(&word, kWord, AccessKind::read, L("test:read"));
+					int v = value;
+					s.access(&word, kWord, AccessKind::write, L("test:write"));
+					value = v + 1;
+				});
+			s.run();
+			lost = value != 2;
+		}
+		EXPECT_EQ(lost, points) << "points " << points;
+	}
+}
+
+// ---- lockdep -------------------------------------------------------------------
+
+TEST(Lockdep, RecursiveReadLockIsReportedInOneRun)
+{
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	s.spawn([&] {
+		s.down_read(&rw, kRw, L("test:outer"));
+		s.down_read(&rw, kRw, L("test:inner"));
+		s.up_read(&rw, kRw, L("test:up_inner"));
+		s.up_read(&rw, kRw, L("test:up_outer"));
+	});
+	sched::RunResult r = s.run();
+	ASSERT_EQ(r.outcome, Outcome::violation);
+	EXPECT_NE(r.report.find("possible recursive locking detected: T0 already holds test_rwsem (taken at "
+				"test:outer) and takes it again at test:inner"),
+		  std::string::npos)
+		<< r.report;
+}
+
+TEST(Lockdep, NestedSubclassAndTrylockAreNotRecursion)
+{
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	int child;
+	s.spawn([&] {
+		s.down_write(&rw, kRw, L("test:parent"));
+		s.down_write(&child, kRw, L("test:child"), nullptr, 1);  // mmap_write_lock_nested
+		s.up_write(&child, kRw, L("test:up_child"));
+		s.up_write(&rw, kRw, L("test:up_parent"));
+	});
+	sched::RunResult r = s.run();
+	EXPECT_EQ(r.outcome, Outcome::done) << r.report;
+}
+
+TEST(Lockdep, MightFaultTakesMmapLockForRead)
+{
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	int mm;
+	s.spawn([&] {
+		s.down_read(&mm, sched::kMmapLock, L("test:mmap_read_lock"));
+		s.might_fault(L("test:copy_to_user"));
+		s.up_read(&mm, sched::kMmapLock, L("test:mmap_read_unlock"));
+	});
+	sched::RunResult r = s.run();
+	ASSERT_EQ(r.outcome, Outcome::violation);
+	EXPECT_NE(r.report.find("already holds mmap_lock (taken at test:mmap_read_lock) and takes it again at "
+				"test:copy_to_user (might_fault)"),
+		  std::string::npos)
+		<< r.report;
+}
+
+TEST(Lockdep, MightFaultInNmiAndUnderSpinlock)
+{
+	for (auto ctx : {sched::ExecContext::nmi, sched::ExecContext::task}) {
+		sched::DefaultStrategy d;
+		Scheduler s(d);
+		s.spawn(
+			[&] {
+				if (ctx == sched::ExecContext::task)
+					s.spin_lock(&lock_a, kLock, L("test:spin"));
+				s.might_fault(L("test:copy_from_user"));
+				if (ctx == sched::ExecContext::task)
+					s.spin_unlock(&lock_a, kLock, L("test:unspin"));
+			},
+			ctx);
+		sched::RunResult r = s.run();
+		EXPECT_EQ(r.outcome, Outcome::violation);
+		EXPECT_NE(r.report.find(ctx == sched::ExecContext::nmi ? "not NMI-safe" : "spinlock held"),
+			  std::string::npos)
+			<< r.report;
+	}
+}
+
+TEST(Lockdep, NoLockHeldOnReturnToUserSpace)
+{
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	s.spawn([&] {
+		s.spin_lock(&lock_a, kLock, L("test:forgotten"));
+		s.user_return("munmap");
+	});
+	sched::RunResult r = s.run();
+	ASSERT_EQ(r.outcome, Outcome::violation);
+	EXPECT_NE(r.report.find("T0 returns to user space after munmap with test_lock (taken at test:forgotten) held"),
+		  std::string::npos)
+		<< r.report;
+	sched::DefaultStrategy d2;
+	Scheduler quiet(d2);
+	quiet.spawn([&] {
+		locked_write(quiet, &lock_a, kLock);
+		quiet.user_return("munmap");
+	});
+	EXPECT_EQ(quiet.run().outcome, Outcome::done);
+}
+
+}  // namespace
+}  // namespace fl

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <random>
 
+#include "base/schedule_set.h"
 #include "check/interleave/explore.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
@@ -380,6 +381,80 @@ TEST(Interleave, HistoricalLevelsFoundFromScratchAndFixesQuiet)
 		interleave::ExploreReport fixed = interleave::explore(p, c, o);
 		EXPECT_FALSE(fixed.finding) << fixed.finding->outcome.verdict();
 		EXPECT_TRUE(fixed.bounded_exhausted);
+	}
+}
+
+// ---- honest counts -----------------------------------------------------------------
+
+TEST(ScheduleSet, CountsDistinctRepeatsAndUnclassifiedPastItsCap)
+{
+	ScheduleSet set(4);
+	EXPECT_EQ(set.add(0), ScheduleSet::Seen::fresh);   // 0 is a hash like any other
+	EXPECT_EQ(set.add(0), ScheduleSet::Seen::repeat);
+	for (uint64_t h = 1; h <= 10; h++)
+		set.add(h * 0x9e3779b97f4a7c15ull);
+	EXPECT_EQ(set.distinct(), 4u);
+	EXPECT_EQ(set.unclassified(), 7u);  // the set is full: neither distinct nor repeat
+	EXPECT_EQ(set.add(1 * 0x9e3779b97f4a7c15ull), ScheduleSet::Seen::repeat);
+	EXPECT_EQ(set.repeats(), 2u);
+	EXPECT_EQ(set.runs(), 13u);
+	ScheduleSet big;  // grows past its first table
+	for (uint64_t h = 0; h < 5000; h++)
+		big.add(h << 12);
+	for (uint64_t h = 0; h < 5000; h++)
+		big.add(h << 12);
+	EXPECT_EQ(big.distinct(), 5000u);
+	EXPECT_EQ(big.repeats(), 5000u);
+}
+
+uint64_t choose(uint64_t n, uint64_t k)
+{
+	uint64_t r = 1;
+	for (uint64_t i = 1; i <= k; i++)
+		r = r * (n - k + i) / i;
+	return r;
+}
+
+// Two threads that never block, with a and b scheduling points: a schedule
+// is a merge of the two sequences of points that starts with T0's first, so
+// there are C(a+b-1, a-1). The bounded search with enough departures runs
+// each exactly once and exhausts; PCT and the random walk after it add no
+// schedule and every one of their runs is a repeat.
+TEST(Interleave, DistinctSchedulesAreCountedExactly)
+{
+	const Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+	const std::string head = "map value_size=8 max_entries=1 flags=mmapable\n";
+	for (const char *op : {"lookup idx=0", "update idx=0 val=1"}) {
+		SCOPED_TRACE(op);
+		sched::DefaultStrategy d;
+		const uint64_t a = interleave::run_schedule(parse(head + op + " thread=0\n"), c, d).sched.decisions;
+		ASSERT_GE(a, 2u);
+		const uint64_t n = choose(2 * a - 1, a - 1);  // b == a: the same op
+		Program p = parse(head + op + " thread=0\n" + op + " thread=1\n");
+		interleave::ExploreOptions o;
+		o.max_deviations = int(2 * a);
+		o.seconds = 600;
+		o.max_schedules = n + 200;
+		interleave::ExploreReport r = interleave::explore(p, c, o);
+		ASSERT_FALSE(r.finding);
+		EXPECT_TRUE(r.bounded_exhausted);
+		EXPECT_EQ(r.bounded, n);
+		EXPECT_EQ(r.distinct, n);
+		EXPECT_EQ(r.bounded_new, n);
+		EXPECT_EQ(r.pct + r.random, 200u);
+		EXPECT_EQ(r.pct_new + r.random_new, 0u);
+		EXPECT_EQ(r.repeats, 200u);
+		EXPECT_EQ(r.unclassified, 0u);
+		// The random walk alone: never more than n, and its seeds cover a
+		// small n (10 for two lookups) well within 20n runs.
+		o.kind = interleave::StrategyKind::random;
+		o.max_schedules = 20 * n;
+		interleave::ExploreReport w = interleave::explore(p, c, o);
+		EXPECT_LE(w.distinct, n);
+		EXPECT_EQ(w.distinct + w.repeats, 20 * n);
+		if (n <= 10) {
+			EXPECT_EQ(w.distinct, n);
+		}
 	}
 }
 

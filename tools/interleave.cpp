@@ -138,12 +138,18 @@ int replay_one(const std::string &file, const Program &p, const Config &c, bool 
 int explore_one(const std::string &file, const Program &p, const Config &c, const Values &v, bool quiet)
 {
 	interleave::ExploreReport r = interleave::explore(p, c, v.explore);
-	std::printf("%s %s: %s, %llu schedules (bounded %llu%s, pct %llu, random %llu), %.2f s, %.0f schedules/s, "
-		    "max %llu steps: %s\n",
-		    file.c_str(), c.name().c_str(), to_string(v.explore.kind), (unsigned long long)r.schedules,
-		    (unsigned long long)r.bounded, r.bounded_exhausted ? " exhausted" : "", (unsigned long long)r.pct,
-		    (unsigned long long)r.random, r.seconds, r.seconds > 0 ? double(r.schedules) / r.seconds : 0.0,
-		    (unsigned long long)r.max_steps, r.finding ? "FINDING" : "no finding");
+	using ull = unsigned long long;
+	// Runs, then how many took a schedule no earlier run took (by trace
+	// hash), per strategy; "exhausted": every schedule within the bound ran.
+	const std::string unclassified =
+		r.unclassified ? ", " + std::to_string(r.unclassified) + " unclassified (set full)" : "";
+	std::printf("%s %s: %s, %llu schedules: %llu distinct, %llu repeats%s (bounded %llu: %llu new%s, pct %llu: %llu "
+		    "new, random %llu: %llu new), %.2f s, %.0f schedules/s, max %llu steps: %s\n",
+		    file.c_str(), c.name().c_str(), to_string(v.explore.kind), (ull)r.schedules, (ull)r.distinct,
+		    (ull)r.repeats, unclassified.c_str(), (ull)r.bounded, (ull)r.bounded_new,
+		    r.bounded_exhausted ? ", exhausted" : "", (ull)r.pct, (ull)r.pct_new, (ull)r.random,
+		    (ull)r.random_new, r.seconds, r.seconds > 0 ? double(r.schedules) / r.seconds : 0.0,
+		    (ull)r.max_steps, r.finding ? "FINDING" : "no finding");
 	if (!r.finding)
 		return 0;
 	const interleave::Finding &f = *r.finding;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/schedule_set.h"
 #include "base/sched/strategy.h"
 
 namespace fl::libarena {
@@ -17,6 +18,7 @@ BuddyExploreReport explore_buddy(const BuddyProgram &p0, const BuddyExploreOptio
 	p.concurrent = true;
 	p.schedule.clear();
 	BuddyExploreReport r;
+	ScheduleSet seen;
 	uint64_t k = 8;  // PCT's k: the longest run so far
 	for (uint64_t i = 0;; i++) {
 		if (r.schedules && (elapsed() >= o.seconds || (o.max_schedules && r.schedules >= o.max_schedules)))
@@ -39,6 +41,7 @@ BuddyExploreReport explore_buddy(const BuddyProgram &p0, const BuddyExploreOptio
 			v = run_buddy_program(p, s);
 		}
 		r.schedules++;
+		seen.add(v.trace_hash);
 		k = std::max(k, v.steps);
 		if (v.bad_input) {
 			r.finding = BuddyFinding{name, r.schedules, elapsed(), p, v, ""};
@@ -58,6 +61,9 @@ BuddyExploreReport explore_buddy(const BuddyProgram &p0, const BuddyExploreOptio
 		r.finding = std::move(f);
 		break;
 	}
+	r.distinct = seen.distinct();
+	r.repeats = seen.repeats();
+	r.unclassified = seen.unclassified();
 	r.seconds = elapsed();
 	return r;
 }

@@ -31,7 +31,11 @@ struct BuddyFinding {
 };
 
 struct BuddyExploreReport {
-	uint64_t schedules = 0;
+	uint64_t schedules = 0;  // runs
+	// Distinct schedules by trace hash (ScheduleSet; there is no bounded
+	// search here, so nothing is ever exhausted): distinct + repeats +
+	// unclassified == schedules.
+	uint64_t distinct = 0, repeats = 0, unclassified = 0;
 	double seconds = 0;
 	std::optional<BuddyFinding> finding;
 };

@@ -15,7 +15,8 @@ import re
 from .evidence import Evidence, cell_of, program_ops
 from .techniques import Result, run_logged
 
-LINE = re.compile(r"^(\S+) (\w+)/arch(32|64)/\w+/(\w+)/\w+(?:/(\w+))?: \w+, (\d+) schedules .* "
+LINE = re.compile(r"^(\S+) (\w+)/arch(32|64)/\w+/(\w+)/\w+(?:/(\w+))?: \w+, (\d+) schedules: (\d+) distinct, "
+                  r"(\d+) repeats.*\(bounded \d+: \d+ new(, exhausted)?.* "
                   r"([\d.]+) s, (\d+) schedules/s, max \d+ steps: (FINDING|no finding)$")
 FOUND = re.compile(r"^  found by (.*) at schedule (\d+) after ([\d.]+) s: (violation \w+)")
 WRITTEN = re.compile(r"^  written to (\S+)$")
@@ -37,9 +38,10 @@ def parse(text):
     for line in text.splitlines():
         m = LINE.match(line)
         if m:
-            f, patch, arch, door, historic, n, secs, rate, found = m.groups()
+            f, patch, arch, door, historic, n, distinct, repeats, exhausted, secs, rate, found = m.groups()
             rows.append({"file": f, "cell": cell_of(patch, arch, door), "historic": historic or "none",
-                         "schedules": int(n), "seconds": float(secs), "rate": int(rate), "finding": None})
+                         "schedules": int(n), "distinct": int(distinct), "repeats": int(repeats),
+                         "exhausted": bool(exhausted), "seconds": float(secs), "rate": int(rate), "finding": None})
             continue
         m = FOUND.match(line)
         if m and rows:
@@ -79,10 +81,11 @@ def run_interleave(run, seconds):
             evidence.append(Evidence("interleave", r["cell"], "violation", f["what"], f["seconds"],
                                      run.rel(path) if path else "", program_ops(path) if path else 0,
                                      detail=f"{f['strategy']}, schedule {f['schedule']}, from {run.rel(r['file'])}"))
-    per_level = {}
+    per_level, distinct_per_level = {}, {}
     for r in fixed:
         patch = r["cell"].split("/")[0]
         per_level[patch] = per_level.get(patch, 0) + r["schedules"]
+        distinct_per_level[patch] = distinct_per_level.get(patch, 0) + r["distinct"]
     missed = [os.path.basename(r["file"]) for r in levels if not r["finding"]]
     res = Result("interleave", "ran", evidence=evidence, log=run.rel(log2),
                  metrics={"historic": [{"file": run.rel(r["file"]), "level": r["historic"],
@@ -92,6 +95,9 @@ def run_interleave(run, seconds):
                                         "strategy": r["finding"]["strategy"] if r["finding"] else ""}
                                        for r in levels],
                           "schedules_per_level": per_level, "schedules": sum(per_level.values()),
+                          "distinct_per_level": distinct_per_level, "distinct": sum(distinct_per_level.values()),
+                          "repeats": sum(r["repeats"] for r in fixed),
+                          "exhausted": sum(r["exhausted"] for r in fixed),
                           "seconds_per_run": per, "runs": len(fixed),
                           "cells_checked": sorted({r["cell"] for r in fixed})})
     if not levels or not fixed or rc1 not in (0, 1) or rc2 not in (0, 1):
@@ -101,8 +107,9 @@ def run_interleave(run, seconds):
     elif missed:
         res.status, res.reason = "failed", f"historical levels not found from scratch: {', '.join(missed)}"
     else:
-        res.reason = (f"{len(levels)} historical levels found; fixed kernel: {res.metrics['schedules']} schedules "
-                      f"({', '.join(f'{k} {v}' for k, v in sorted(per_level.items()))}), "
+        res.reason = (f"{len(levels)} historical levels found; fixed kernel: {res.metrics['schedules']} schedules, "
+                      f"{res.metrics['distinct']} distinct "
+                      f"({', '.join(f'{k} {v}' for k, v in sorted(distinct_per_level.items()))}), "
                       f"{len(evidence)} findings")
     return res
 
@@ -115,8 +122,10 @@ def add_sections(results, meta):
     m = r.metrics
     md = ["## Interleavings (deterministic scheduler)", "",
           f"Fixed kernel, v2 and v3 x arch32/64 x anon/regular, 2-3 threads: {m['schedules']} schedules "
-          f"in {m['runs']} runs of {m['seconds_per_run']:.2f} s ("
-          + ", ".join(f"{k}: {v}" for k, v in sorted(m["schedules_per_level"].items())) + ").", "",
+          f"in {m['runs']} runs of {m['seconds_per_run']:.2f} s, of which {m['distinct']} distinct (by trace hash; "
+          + ", ".join(f"{k}: {v}" for k, v in sorted(m["distinct_per_level"].items()))
+          + f") and {m['repeats']} repeats; the bounded search was exhausted in {m['exhausted']} of "
+          f"{m['runs']} runs.", "",
           "| historical level | found | strategy | schedules to the finding | seconds |", "|---|---|---|---|---|"]
     md += [f"| {h['level']} | {'yes' if h['found'] else 'NO'} | {h['strategy']} | {h['schedules']} | "
            f"{h['seconds']:.3f} |" for h in m["historic"]]

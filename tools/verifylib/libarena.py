@@ -29,8 +29,8 @@ FUZZ_ORDER = ["guard_leak", "ret_overwrite", "series", "before", "nmi_deferred"]
 RC_TESTS = {"before": "BeforeKeepsEveryInvariant", "nmi_deferred": "NmiDeferredKeepsEveryInvariant",
             "series": "SeriesKeepsEveryInvariant", "ret_overwrite": "FindsRetOverwriteDoubleFree",
             "guard_leak": "FindsGuardLeftSet"}
-EXPLORE_LINE = re.compile(r"^(\S+) at (\w+): (\d+) schedules in ([\d.]+) s(?:, finding at schedule (\d+) \(([^)]*)\) "
-                          r"after ([\d.]+) s: op (\d+): (I\d+))?")
+EXPLORE_LINE = re.compile(r"^(\S+) at (\w+): (\d+) schedules in ([\d.]+) s \((\d+) distinct, (\d+) repeats[^)]*\)"
+                          r"(?:, finding at schedule (\d+) \(([^)]*)\) after ([\d.]+) s: op (\d+): (I\d+))?")
 
 
 def _binary(run, *parts):
@@ -64,10 +64,12 @@ def _explore(run, level, seconds, out):
                                [binary, "--level", level, "--seconds", f"{per:.2f}", "--seed", str(run.seed),
                                 "--out", out] + files, seconds * 2 + 30)
     rows = [m for m in (EXPLORE_LINE.match(line) for line in text.splitlines()) if m]
-    found = next((r for r in rows if r[5]), None)
+    found = next((r for r in rows if r[7]), None)
+    distinct, repeats = sum(int(r[5]) for r in rows), sum(int(r[6]) for r in rows)
     return {"technique": "explorer", "ran": rc in (0, 1) and bool(rows), "runs": sum(int(r[3]) for r in rows),
-            "unit": "schedules", "seconds": sum(float(r[4]) for r in rows), "log": run.rel(log),
-            "found": bool(found), "what": found[9] if found else "", "time": float(found[7]) if found else 0.0,
+            "unit": f"schedules ({distinct:,} distinct, {repeats:,} repeats)", "distinct": distinct,
+            "seconds": sum(float(r[4]) for r in rows), "log": run.rel(log),
+            "found": bool(found), "what": found[11] if found else "", "time": float(found[9]) if found else 0.0,
             "replays": bool(found and found.string.endswith("(replays)")),
             "file": run.rel(os.path.join(out, os.path.basename(found[1])[:-3] + f"-{level}.bl")) if found else ""}
 

@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 
+#include "base/schedule_set.h"
 #include "base/sched/strategy.h"
 
 namespace fl::interleave {
@@ -63,7 +64,8 @@ public:
 		switch (o_.kind) {
 		case StrategyKind::default_: {
 			sched::DefaultStrategy d;
-			one(d, "default");
+			uint64_t runs = 0, fresh = 0;
+			one(d, "default", &runs, &fresh);
 			break;
 		}
 		case StrategyKind::bounded: bounded(); break;
@@ -74,6 +76,9 @@ public:
 			randomised(true, true);
 			break;
 		}
+		r_.distinct = seen_.distinct();
+		r_.repeats = seen_.repeats();
+		r_.unclassified = seen_.unclassified();
 		r_.seconds = elapsed();
 		return std::move(r_);
 	}
@@ -86,11 +91,15 @@ private:
 	}
 	bool stop() const { return (r_.finding && o_.stop_at_first) || out_of_budget(); }
 
-	// Runs one schedule; true if it was a finding.
-	bool one(sched::Strategy &s, const std::string &name)
+	// Runs one schedule and counts it in `*runs` (and in `*fresh` if no
+	// earlier run took it); true if it was a finding.
+	bool one(sched::Strategy &s, const std::string &name, uint64_t *runs, uint64_t *fresh)
 	{
 		ScheduleOutcome o = run_schedule(p_, cfg_, s);
 		r_.schedules++;
+		++*runs;
+		if (seen_.add(o.sched.trace_hash) == ScheduleSet::Seen::fresh)
+			++*fresh;
 		r_.max_steps = std::max(r_.max_steps, o.sched.steps);
 		r_.decisions += o.decisions;
 		r_.switches += o.sched.switches;
@@ -129,9 +138,8 @@ private:
 			Node n = std::move(queue.front());
 			queue.pop_front();
 			sched::Forced f(n.picks);
-			r_.bounded++;
 			std::string name = "bounded(" + std::to_string(n.picks.size()) + " departures)";
-			if (one(f, name) && o_.stop_at_first)
+			if (one(f, name, &r_.bounded, &r_.bounded_new) && o_.stop_at_first)
 				return true;
 			if (int(n.picks.size()) >= o_.max_deviations)
 				continue;
@@ -160,13 +168,12 @@ private:
 			bool use_pct = pct && (!random || i % 2 == 0);
 			if (use_pct) {
 				sched::Pct s(seed, o_.pct_depth, k);
-				r_.pct++;
 				one(s, "pct(seed=" + std::to_string(seed) + ",d=" + std::to_string(o_.pct_depth) + ",k=" +
-					       std::to_string(k) + ")");
+					       std::to_string(k) + ")",
+				    &r_.pct, &r_.pct_new);
 			} else {
 				sched::RandomWalk s(seed);
-				r_.random++;
-				one(s, "random(seed=" + std::to_string(seed) + ")");
+				one(s, "random(seed=" + std::to_string(seed) + ")", &r_.random, &r_.random_new);
 			}
 			k = std::max(k, last_steps_);  // PCT's k: the longest run so far
 			i++;
@@ -178,6 +185,7 @@ private:
 	ExploreOptions o_;
 	Clock::time_point start_;
 	ExploreReport r_;
+	ScheduleSet seen_;
 	uint64_t last_steps_ = 0;
 };
 

@@ -43,9 +43,14 @@ struct Finding {
 };
 
 struct ExploreReport {
-	uint64_t schedules = 0;
-	uint64_t bounded = 0, pct = 0, random = 0;  // schedules per strategy
+	uint64_t schedules = 0;                     // runs
+	uint64_t bounded = 0, pct = 0, random = 0;  // runs per strategy
 	bool bounded_exhausted = false;             // every schedule within the bound ran
+	// Distinct schedules by trace hash (ScheduleSet): over every run, and
+	// the runs of each strategy that no earlier run had taken. distinct +
+	// repeats + unclassified == schedules.
+	uint64_t distinct = 0, repeats = 0, unclassified = 0;
+	uint64_t bounded_new = 0, pct_new = 0, random_new = 0;
 	uint64_t max_steps = 0;
 	uint64_t decisions = 0, switches = 0;       // summed over every schedule
 	double seconds = 0;

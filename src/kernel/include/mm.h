@@ -258,6 +258,7 @@ struct vm_fault {
 
 struct mm_struct {
 	std::vector<vm_area_struct *> mmap;  // sorted by vm_start (the maple tree)
+	int mm_users = 1;                     // atomic_t; mm_init() sets 1: its first task's
 	page_table<pte_t> ptes;               // user page address -> PTE (the page tables)
 	int map_count = 0;
 	ulong mmap_base = 0;
@@ -452,6 +453,8 @@ ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong ne
 int do_madvise(mm_struct *mm, ulong start, size_t len_in, int behavior);
 int __mm_populate(ulong start, ulong len, int ignore_errors);
 int dup_mmap(mm_struct *mm, mm_struct *oldmm);
+void mmget(mm_struct *mm);
+void mmput(mm_struct *mm);
 
 // arch/x86/mm/fault.c: a user access that missed the TLB. Returns the signal
 // (0, SIGBUS or SIGSEGV) and on success the PTE now present.

@@ -2,6 +2,8 @@
 // Port of kernel/fork.c: dup_mmap. Every VMA without VM_DONTCOPY is
 // duplicated and ->open'ed; PTEs are copied only where vma_needs_copy()
 // says so (VM_MIXEDMAP: the eager mapping), otherwise the child refaults.
+// And the mm's user count: the address space is torn down (exit_mmap) only
+// when its last user drops it (mmput), never while a task still runs in it.
 #include "mm.h"
 
 namespace fl::FL_ARCH_NS {
@@ -41,6 +43,28 @@ int dup_mmap(mm_struct *mm, mm_struct *oldmm)
 	mmap_write_unlock(mm);
 	mmap_write_unlock(oldmm);
 	return retval;
+}
+
+// include/linux/sched/mm.h: mmget - pin the address space (mm_users). The
+// port's atomic_inc is a plain increment: no scheduling point.
+void mmget(mm_struct *mm)
+{
+	mm->mm_users++;
+}
+
+// kernel/fork.c: __mmput - the last user is gone: everything the port models
+// of it is exit_mmap (no uprobes, aio, ksm, khugepaged, mmdrop).
+static void __mmput(mm_struct *mm)
+{
+	exit_mmap(mm);
+}
+
+// kernel/fork.c: mmput - decrement the use count and release all resources
+// for an mm when it reaches zero.
+void mmput(mm_struct *mm)
+{
+	if (--mm->mm_users == 0)  /* atomic_dec_and_test */
+		__mmput(mm);
 }
 
 }  // namespace fl::FL_ARCH_NS

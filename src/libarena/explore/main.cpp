@@ -99,8 +99,12 @@ int main(int argc, char **argv)
 			continue;
 		}
 		const BuddyExploreReport r = explore_buddy(*p, o);
-		std::printf("%s at %s: %llu schedules in %.2f s", f.c_str(), to_string(p->level),
-			    (unsigned long long)r.schedules, r.seconds);
+		std::printf("%s at %s: %llu schedules in %.2f s (%llu distinct, %llu repeats", f.c_str(), to_string(p->level),
+			    (unsigned long long)r.schedules, r.seconds, (unsigned long long)r.distinct,
+			    (unsigned long long)r.repeats);
+		if (r.unclassified)
+			std::printf(", %llu unclassified: set full", (unsigned long long)r.unclassified);
+		std::printf(")");
 		if (!r.finding) {
 			std::printf(", no finding\n");
 			continue;

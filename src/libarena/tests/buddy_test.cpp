@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "libarena/buddy.h"
+#include "libarena/buddy_explore.h"
 #include "libarena/buddy_invariants.h"
 #include "libarena/buddy_program.h"
 #include "libarena/buddy_runner.h"
@@ -489,6 +490,34 @@ TEST(BuddyLockstep, SeriesAndBeforeAgreeButForTheNamedDifferences)
 	const LockstepReport r = run_buddy_lockstep(d2);
 	EXPECT_TRUE(r.ok) << r.what;
 	EXPECT_EQ(r.skipped_d2, 1u);
+}
+
+// The explorer counts distinct schedules by trace hash: a Program on one
+// CPU has exactly one schedule, so every run after the first is a repeat; on
+// two CPUs the runs split into distinct and repeats, the same for the same
+// seed.
+TEST(BuddyExplore, CountsDistinctSchedulesAndRepeats)
+{
+	std::string err;
+	auto one = parse_buddy_program("level series\nconcurrent\nalloc 20\nfree live:0\nalloc 100\n", &err);
+	ASSERT_TRUE(one) << err;
+	BuddyExploreOptions o;
+	o.seconds = 600;
+	o.max_schedules = 50;
+	BuddyExploreReport r = explore_buddy(*one, o);
+	ASSERT_FALSE(r.finding);
+	EXPECT_EQ(r.schedules, 50u);
+	EXPECT_EQ(r.distinct, 1u);
+	EXPECT_EQ(r.repeats, 49u);
+	auto two = parse_buddy_program("level series\nconcurrent\nalloc 20\nalloc 20 cpu=1\nfree live:0 cpu=1\n", &err);
+	ASSERT_TRUE(two) << err;
+	o.max_schedules = 300;
+	BuddyExploreReport a = explore_buddy(*two, o), b = explore_buddy(*two, o);
+	ASSERT_FALSE(a.finding);
+	EXPECT_GT(a.distinct, 1u);
+	EXPECT_GT(a.repeats, 0u);
+	EXPECT_EQ(a.distinct + a.repeats + a.unclassified, a.schedules);
+	EXPECT_EQ(a.distinct, b.distinct);
 }
 
 }  // namespace fl::libarena

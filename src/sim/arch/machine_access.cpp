@@ -12,12 +12,13 @@ namespace fl::FL_ARCH_NS {
 Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool write, uint64_t value)
 {
 	Enter e(this, pid);
+	MmUser user(this, pid);  /* a fault runs in the kernel on this mm */
 	Access out;
 	ulong addr = (ulong)addr64;
 	page *pages[2] = {nullptr, nullptr};
 	unsigned npages = 0;
 
-	if (!proc(pid) || size == 0 || size > 8) {
+	if (!user || size == 0 || size > 8) {
 		out.sig = SIGSEGV;
 		return out;
 	}

@@ -5,6 +5,7 @@
 #include "machine_impl.h"
 
 #include <cstring>
+#include <exception>
 #include <optional>
 
 namespace fl::FL_ARCH_NS {
@@ -82,9 +83,15 @@ void MachineImpl::add_neighbour_area()
 
 MachineImpl::~MachineImpl()
 {
-	for (size_t pid = 0; pid < procs_.size(); pid++)
-		if (procs_[pid]->alive)
+	for (size_t pid = 0; pid < procs_.size(); pid++) {
+		if (procs_[pid]->alive) {
 			exit((int)pid);
+		} else if (!procs_[pid]->mm.mmap.empty()) {
+			/* a schedule cut short while a task still used an exited process's mm */
+			Enter e(this, (int)pid);
+			exit_mmap(&procs_[pid]->mm);
+		}
+	}
 	if (map_fd_file())
 		map_close();
 }
@@ -104,6 +111,27 @@ const MachineImpl::Process *MachineImpl::proc(int pid) const
 bool MachineImpl::process_alive(int pid) const
 {
 	return proc(pid) != nullptr;
+}
+
+MachineImpl::MmUser::MmUser(MachineImpl *m, int pid) : m_(m), mm_(nullptr)
+{
+	if (Process *p = m->proc(pid)) {
+		mm_ = &p->mm;
+		mmget(mm_);
+	}
+}
+
+MachineImpl::MmUser::~MmUser() noexcept(false)
+{
+	if (!mm_)
+		return;
+	if (std::uncaught_exceptions()) {
+		mm_->mm_users--;
+		return;
+	}
+	mmput(mm_);
+	if (!mm_->mm_users)
+		m_->forget_map_if_freed();  /* the exited mm's VMAs held the map's file */
 }
 
 void MachineImpl::note(Invariant what, std::string detail)
@@ -238,9 +266,10 @@ int64_t MachineImpl::mmap(int pid, uint64_t addr, uint64_t len, int prot, int fl
 			  uint64_t pgoff)
 {
 	Enter e(this, pid);
+	MmUser user(this, pid);
 	ulong vm_pgoff;
 
-	if (!proc(pid))
+	if (!user)
 		return -ESRCH;
 	if (map_fd)
 		flags &= ~MAP_ANONYMOUS;
@@ -282,7 +311,8 @@ int64_t MachineImpl::mmap(int pid, uint64_t addr, uint64_t len, int prot, int fl
 int64_t MachineImpl::munmap(int pid, uint64_t addr, uint64_t len)
 {
 	Enter e(this, pid);
-	if (!proc(pid))
+	MmUser user(this, pid);
+	if (!user)
 		return -ESRCH;
 	int ret = __vm_munmap((ulong)addr, (ulong)len);
 	forget_map_if_freed();
@@ -292,7 +322,8 @@ int64_t MachineImpl::munmap(int pid, uint64_t addr, uint64_t len)
 int64_t MachineImpl::mprotect(int pid, uint64_t addr, uint64_t len, int prot)
 {
 	Enter e(this, pid);
-	if (!proc(pid))
+	MmUser user(this, pid);
+	if (!user)
 		return -ESRCH;
 	return do_mprotect_pkey((ulong)addr, (ulong)len, (ulong)(unsigned)prot);
 }
@@ -301,7 +332,8 @@ int64_t MachineImpl::mremap(int pid, uint64_t addr, uint64_t old_len, uint64_t n
 			    uint64_t new_addr)
 {
 	Enter e(this, pid);
-	if (!proc(pid))
+	MmUser user(this, pid);
+	if (!user)
 		return -ESRCH;
 	int64_t ret = sysret(sys_mremap((ulong)addr, (ulong)old_len, (ulong)new_len,
 					(ulong)(unsigned)flags, (ulong)new_addr));
@@ -312,7 +344,8 @@ int64_t MachineImpl::mremap(int pid, uint64_t addr, uint64_t old_len, uint64_t n
 int64_t MachineImpl::madvise(int pid, uint64_t addr, uint64_t len, int advice)
 {
 	Enter e(this, pid);
-	if (!proc(pid))
+	MmUser user(this, pid);
+	if (!user)
 		return -ESRCH;
 	return do_madvise(current->mm, (ulong)addr, (ulong)len, advice);
 }
@@ -320,7 +353,8 @@ int64_t MachineImpl::madvise(int pid, uint64_t addr, uint64_t len, int advice)
 int64_t MachineImpl::fork(int pid)
 {
 	Enter e(this, pid);
-	if (!proc(pid))
+	MmUser user(this, pid);
+	if (!user)
 		return -ESRCH;
 	auto child = std::make_unique<Process>();
 	child->task.mm = &child->mm;
@@ -333,15 +367,18 @@ int64_t MachineImpl::fork(int pid)
 	return (int64_t)procs_.size() - 1;
 }
 
+// do_group_exit: no task of the process enters the kernel again; do_exit ->
+// exit_mm -> mmput drops the process's reference, and the last user (this
+// op, or a sibling still inside one: MmUser) tears the mm down.
 int64_t MachineImpl::exit(int pid)
 {
 	Enter e(this, pid);
+	MmUser user(this, pid);
 	Process *p = proc(pid);
 	if (!p)
 		return -ESRCH;
-	exit_mmap(&p->mm);
 	p->alive = false;
-	forget_map_if_freed();
+	mmput(&p->mm);
 	return 0;
 }
 

@@ -89,6 +89,31 @@ private:
 	private:
 		MachineImpl *m_;
 	};
+	// A task of process `pid` inside the kernel (a syscall, or the fault a
+	// load/store takes) holds its mm: mmget on entry, mmput on return. In the
+	// kernel every thread holds mm_users from clone(CLONE_VM) to its do_exit;
+	// when one thread exits the group (do_group_exit -> zap_other_threads,
+	// then do_exit -> exit_mm -> mmput), a sibling in user space dies at
+	// once, a sibling in the kernel only on its way back to user mode. So the
+	// machine counts the process's own reference (mm_init's 1, dropped by
+	// exit) plus one per task in an op, and exit_mmap runs when the last of
+	// them returns, never under a sibling's fault. False when the process has
+	// exited: the op finds no process (-ESRCH).
+	class MmUser {
+	public:
+		MmUser(MachineImpl *m, int pid);
+		// mmput may run exit_mmap, whose scheduling points throw when the
+		// scheduler cancels the run: hence noexcept(false). While a
+		// cancelled run unwinds it only drops the count (~MachineImpl
+		// tears down what is left).
+		~MmUser() noexcept(false);
+		explicit operator bool() const { return mm_ != nullptr; }
+		MmUser(const MmUser &) = delete;
+		MmUser &operator=(const MmUser &) = delete;
+	private:
+		MachineImpl *m_;
+		mm_struct *mm_;
+	};
 	static constexpr unsigned int kMapFd = 3;  /* the fd number user space would most likely get */
 
 	Process *proc(int pid);

@@ -59,6 +59,29 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(verdicts.compare(v, {"v1/arch32/regular": "unsound", "v2/arch32/anon": "sound"}), [])
         self.assertEqual(verdicts.compare(v, {"v1/arch32/anon": "unsound"}), [("v1/arch32/anon", "unsound", "sound")])
 
+    def test_only_the_cells_a_selected_technique_decides_are_judged(self):
+        # `verify --only oracle,interleave`: the oracle decides pre/arch64/anon, the explorer
+        # v2/v3 at anon/regular; the rest of the table is `not run`, never a mismatch
+        decides = {"oracle": ["pre/arch64/anon"], "interleave": ["v2/arch32/anon", "v2/arch32/regular"],
+                   "props": CELLS}
+        ran = [Result("oracle", metrics={"cells_checked": ["pre/arch64/anon"]}),
+               Result("interleave", evidence=[violation("v2/arch32/regular", "interleave")],
+                      metrics={"cells_checked": ["v2/arch32/anon", "v2/arch32/regular"]}),
+               Result("libarena")]
+        judged = verdicts.judged_cells(ran, decides)
+        self.assertEqual(judged, {"pre/arch64/anon", "v2/arch32/anon", "v2/arch32/regular"})
+        v = verdicts.decide(ran, judged)
+        self.assertEqual(v["v1/arch32/regular"]["verdict"], verdicts.NOT_RUN)
+        self.assertEqual(v["v2/arch32/direct"]["verdict"], verdicts.NOT_RUN)
+        self.assertEqual(v["v2/arch32/anon"]["vs_pre"], "")  # pre/arch32/anon was not run
+        want = verdicts.load_expected(os.path.join(ROOT, "tools", "verifylib", "expected"))
+        # the decided wrong cell is still a mismatch; v1/arch32/regular (expected unsound) is not
+        self.assertEqual(verdicts.compare(v, want), [("v2/arch32/regular", "sound", "unsound")])
+        # a skipped technique decides nothing; a violation outside the judged cells is still judged
+        self.assertEqual(verdicts.judged_cells([Result("props", "skipped")], decides), set())
+        v = verdicts.decide([Result("fuzz", evidence=[violation("v2/arch64/anon")])], set())
+        self.assertEqual(verdicts.compare(v, want), [("v2/arch64/anon", "sound", "unsound")])
+
     def test_the_shipped_expectations_cover_every_cell(self):
         want = verdicts.load_expected(os.path.join(ROOT, "tools", "verifylib", "expected"))
         self.assertEqual(sorted(want), sorted(CELLS))

@@ -24,19 +24,25 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from verifylib import extra, interleave, libarena, reach, report, techniques, verdicts  # noqa: E402
+from verifylib.evidence import CELLS  # noqa: E402
 from verifylib.progress import Progress  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECTED = os.path.join(ROOT, "tools", "verifylib", "expected")
 
-# (name, runner, share of the budget it aims for; fuzz takes what is left).
-# A technique that needs longer than its share to finish is allowed up to
-# four times the share: a proof table cut short decides nothing.
-PLAN = [("proofs", techniques.run_proofs, 0.10), ("corpus", techniques.run_corpus, 0.05),
-        ("props", techniques.run_props, 0.15), ("oracle", extra.run_oracle, 0.10),
-        ("bench", extra.run_bench, 0.10), ("interleave", interleave.run_interleave, 0.05),
-        ("libarena", libarena.run_libarena, 0.08),
-        ("fuzz", techniques.run_fuzz, None)]
+# (name, runner, share of the budget it aims for (fuzz takes what is left),
+# the verdict-table cells it can decide given --quick). A technique that needs
+# longer than its share to finish is allowed up to four times the share: a
+# proof table cut short decides nothing. bench and libarena decide no cell:
+# they have their own report sections.
+ALL_CELLS = lambda quick: CELLS  # noqa: E731
+NO_CELLS = lambda quick: []  # noqa: E731
+PLAN = [("proofs", techniques.run_proofs, 0.10, ALL_CELLS), ("corpus", techniques.run_corpus, 0.05, ALL_CELLS),
+        ("props", techniques.run_props, 0.15, ALL_CELLS), ("oracle", extra.run_oracle, 0.10, lambda quick: extra.ORACLE_CELLS),
+        ("bench", extra.run_bench, 0.10, NO_CELLS),
+        ("interleave", interleave.run_interleave, 0.05, lambda quick: interleave.CELLS),
+        ("libarena", libarena.run_libarena, 0.08, NO_CELLS),
+        ("fuzz", techniques.run_fuzz, None, techniques.fuzz_cells)]
 NAMES = [p[0] for p in PLAN]
 
 
@@ -95,14 +101,16 @@ def main(argv):
         built, last = extra.build_release(run, release)
         if not built:
             progress.note(f"setup: the release build failed ({last}); those techniques fall back or skip")
-    progress.begin("setup", "building the coverage preset (faultline-cli) for the reach report")
-    built, last = reach.build_coverage(run)
-    if not built:
-        progress.note(f"setup: the coverage build failed ({last}); the reach report has no coverage")
+    with_reach = bool(reach.FED_BY & set(a.only))
+    if with_reach:
+        progress.begin("setup", "building the coverage preset (faultline-cli) for the reach report")
+        built, last = reach.build_coverage(run)
+        if not built:
+            progress.note(f"setup: the coverage build failed ({last}); the reach report has no coverage")
     setup_seconds = progress.restart()
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
     results = []
-    for name, runner, share in PLAN:
+    for name, runner, share, _ in PLAN:
         if name not in a.only:
             continue
         left = a.budget - progress.elapsed()
@@ -118,11 +126,14 @@ def main(argv):
         progress.note(f"{name}: {r.status} in {r.seconds:.0f} s, {len(r.evidence)} evidence records"
                       f"{' — ' + r.reason if r.reason else ''}")
         results.append(r)
-    progress.begin("reach", "what each technique reached (and its coverage of src/kernel)")
-    reached, coverage = reach.run_reach(run, results, 300)
+    reached, coverage = {}, {}
+    if with_reach:
+        progress.begin("reach", "what each technique reached (and its coverage of src/kernel)")
+        reached, coverage = reach.run_reach(run, results, 300)
     progress.close()
 
-    decided = verdicts.decide(results)
+    judged = verdicts.judged_cells(results, {name: cells(a.quick) for name, _, _, cells in PLAN})
+    decided = verdicts.decide(results, judged)
     expected = verdicts.load_expected(EXPECTED)
     mismatches = verdicts.compare(decided, expected)
     failed = [r for r in results if r.status == "failed"]  # includes oracle disagreements
@@ -130,8 +141,10 @@ def main(argv):
     ok = not mismatches and not failed and not harness
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": git_commit(),
             "budget": a.budget, "elapsed": progress.elapsed(), "setup": setup_seconds, "seed": a.seed,
-            "outcome": "verdicts as expected" if ok else
-            f"{len(mismatches)} verdicts differ, {len(failed)} techniques failed, {len(harness)} harness problems",
+            "outcome": ("verdicts as expected" if ok else
+                        f"{len(mismatches)} verdicts differ, {len(failed)} techniques failed, "
+                        f"{len(harness)} harness problems") +
+            ("" if len(judged) == len(CELLS) else f" ({len(judged)} of {len(CELLS)} cells judged, the rest not run)"),
             "report_dir": run.report,
             "differences": next((r.metrics.get("differences", {}) for r in results if r.technique == "corpus"), {})}
     plots = [("Fuzz coverage over time", report.fuzz_coverage_plots(
@@ -160,7 +173,7 @@ def print_table(decided, expected):
     print(f"\n{'cell':22s} {'verdict':21s} {'vs pre':20s} {'found by (fastest first)':44s} smallest counterexample")
     for cell, patch, arch, door, v, want in report.verdict_rows(decided, expected):
         small = v["smallest"]
-        mark = "" if not want or want == v["verdict"] else f"  <- expected {want}"
+        mark = f"  <- expected {want}" if want else ""
         print(f"{cell:22s} {v['verdict']:21s} {v['vs_pre']:20s} {report.found_by_text(v, short=True)[:44]:44s} "
               f"{small['program'] + ' (' + str(small['ops']) + ' ops)' if small else ''}{mark}")
         if v["assumption"]:

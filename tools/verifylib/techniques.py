@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from .evidence import PATCHES, Evidence, cell_of, program_ops
+from .evidence import ARCHES, CELLS, PATCHES, Evidence, cell_of, cells_of, program_ops
 
 
 @dataclass
@@ -249,13 +249,21 @@ def _props_failure(run, prop, cell, secs, message):
 
 # --- fuzzing ---------------------------------------------------------------------
 
+# --quick's fuzz campaign: the lazy levels at the doors where they can differ from pre
+FUZZ_QUICK = (PATCHES[1:], ["regular", "direct"])
+
+
 def fuzz_selection(quick):
     """Which configurations the campaign covers: everything but the bounds
-    target (the proofs decide that arithmetic exhaustively); --quick keeps
-    the lazy levels at the doors where they can differ from pre."""
+    target (the proofs decide that arithmetic exhaustively); --quick: FUZZ_QUICK."""
     if quick:
-        return ["--target", "program", "--patch", ",".join(PATCHES[1:]), "--door", "regular,direct"]
+        return ["--target", "program", "--patch", ",".join(FUZZ_QUICK[0]), "--door", ",".join(FUZZ_QUICK[1])]
     return ["--target", "program"]
+
+
+def fuzz_cells(quick):
+    """The cells the campaign can decide (its program-target configurations)."""
+    return cells_of(FUZZ_QUICK[0], ARCHES, FUZZ_QUICK[1]) if quick else list(CELLS)
 
 
 def build_fuzzers(run):

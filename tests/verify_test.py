@@ -216,6 +216,43 @@ class OracleShare(unittest.TestCase):
         self.assertEqual(res.status, "failed")
 
 
+class FuzzClock(unittest.TestCase):
+    """The campaign's slices: the time left in a slot over the runs it still has, less what
+    finished runs cost beyond their slice, so that the campaign ends by its --time."""
+
+    def test_slices_share_what_is_left_and_pay_for_the_overhead_seen(self):
+        import fuzz_campaign
+        from unittest import mock
+        now = [1000.0]
+        with mock.patch.object(fuzz_campaign.time, "time", lambda: now[0]):
+            clock = fuzz_campaign.Clock(100, runs=4, jobs=2)
+            self.assertAlmostEqual(clock.slice(start=False), 50)  # two runs per slot
+            self.assertAlmostEqual(clock.slice(), 50)
+            self.assertAlmostEqual(clock.slice(), 50)
+            now[0] += 60  # both ran 10 s past their 50 s (start-up, findings)
+            clock.finished(60, 50)
+            clock.finished(60, 50)
+            self.assertAlmostEqual(clock.slice(), 30)  # 40 s left, one run per slot, less 10 s
+            now[0] += 39.5
+            self.assertEqual(clock.slice(), fuzz_campaign.MIN_SLICE)  # never below the shortest useful run
+
+
+class TechniqueShares(unittest.TestCase):
+    def test_without_fuzz_the_selected_shares_fill_the_budget(self):
+        import verify
+        self.assertEqual(verify.shares(["libarena"]), {"libarena": 1.0})
+        both = verify.shares(["proofs", "corpus"])
+        self.assertAlmostEqual(both["proofs"], 2 * both["corpus"])
+        self.assertAlmostEqual(sum(both.values()), 1.0)
+        whole = verify.shares(verify.NAMES)  # the whole run: each its planned fraction, fuzz what is left
+        self.assertIsNone(whole["fuzz"])
+        self.assertEqual(whole["proofs"], 0.10)
+
+    def test_budget_text_flags_an_overrun_past_five_percent(self):
+        self.assertEqual(Result("fuzz", share=100, used=104).budget_text(), "share 100 s, used 104 s")
+        self.assertIn("OVER by 36%", Result("fuzz", share=316, used=429).budget_text())
+
+
 class Options(unittest.TestCase):
     def run_verify(self, *args):
         import subprocess

@@ -71,6 +71,16 @@ def parse_args(argv):
     return a
 
 
+def shares(selected):
+    """technique -> its fraction of the budget (None: what is left). Without
+    fuzz, the selected techniques' fractions are scaled to fill the budget."""
+    plan = {name: share for name, _, share, _ in PLAN if name in selected}
+    if "fuzz" in plan:
+        return plan
+    total = sum(plan.values())
+    return {name: share / total for name, share in plan.items()}
+
+
 def git_commit():
     r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return r.stdout.strip() or "unknown"
@@ -110,20 +120,22 @@ def main(argv):
     setup_seconds = progress.restart()
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
     results = []
-    for name, runner, share, _ in PLAN:
+    fractions = shares(a.only)
+    for name, runner, _, _ in PLAN:
         if name not in a.only:
             continue
+        # fuzz: all that is left (the campaign fits its findings' minimising and replays into it)
         left = a.budget - progress.elapsed()
-        # fuzz: what is left, less a fifth for minimising and replaying its findings
-        allowance = max(10.0, (left - 20) * 0.8) if share is None else max(10.0, a.budget * share)
-        progress.begin(name, f"up to {allowance:.0f} s")
+        allowance = max(10.0, left if fractions[name] is None else a.budget * fractions[name])
+        progress.begin(name, f"share {allowance:.0f} s")
         t0 = time.monotonic()
         try:
             r = runner(run, allowance)
         except Exception as e:  # a broken technique is reported, not fatal to the others
             r = techniques.Result(name, "failed", f"{type(e).__name__}: {e}")
-        r.seconds = r.seconds or time.monotonic() - t0
-        progress.note(f"{name}: {r.status} in {r.seconds:.0f} s, {len(r.evidence)} evidence records"
+        r.share, r.used = allowance, time.monotonic() - t0
+        r.seconds = r.seconds or r.used
+        progress.note(f"{name}: {r.status}, {r.budget_text()}, {len(r.evidence)} evidence records"
                       f"{' — ' + r.reason if r.reason else ''}")
         results.append(r)
     reached, coverage = {}, {}

@@ -60,9 +60,9 @@ def write_summary_md(path, meta, verdicts, expected, results):
         lines.append(f"| {patch} | {arch} | {door} | {v['verdict']} | {v['vs_pre']} | {found_by_text(v)} | "
                      f"{small['program'] + ' (' + str(small['ops']) + ' ops)' if small else ''} | "
                      f"{v['assumption']} | {mark} |")
-    lines += ["", "## Techniques", "", "| technique | status | seconds | notes |", "|---|---|---|---|"]
+    lines += ["", "## Techniques", "", "| technique | status | seconds | budget | notes |", "|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r.technique} | {r.status} | {r.seconds:.0f} | {r.reason} |")
+        lines.append(f"| {r.technique} | {r.status} | {r.seconds:.0f} | {r.budget_text()} | {r.reason} |")
     diffs = meta.get("differences", {})
     if diffs:
         lines += ["", "## Observable eager-vs-lazy differences (documented)", ""]
@@ -122,9 +122,10 @@ def write_index_html(path, meta, verdicts, expected, results, plots):
                  f"<td>{escape(v['assumption'] or proved)}</td>"
                  f"<td class='{'' if ok else 'bad'}'>{expected.get(cell, '') if ok else 'MISMATCH: want ' + want}</td></tr>")
     h.append("</table><h2>Techniques</h2><table><tr><th>technique</th><th>status</th><th>seconds</th>"
-             "<th>notes</th><th>log</th></tr>")
+             "<th>budget</th><th>notes</th><th>log</th></tr>")
     for r in results:
-        h.append(f"<tr><td>{r.technique}</td><td>{r.status}</td><td>{r.seconds:.0f}</td><td>{escape(r.reason)}</td>"
+        h.append(f"<tr><td>{r.technique}</td><td>{r.status}</td><td>{r.seconds:.0f}</td><td>{r.budget_text()}</td>"
+                 f"<td>{escape(r.reason)}</td>"
                  f"<td>{f'<a href={chr(39)}{escape(r.log)}{chr(39)}>log</a>' if r.log else ''}</td></tr>")
     h.append("</table>")
     diffs = meta.get("differences", {})

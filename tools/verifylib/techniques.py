@@ -52,6 +52,13 @@ class Result:
     evidence: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)
     log: str = ""
+    share: float = 0.0         # verify: seconds of the budget it was given
+    used: float = 0.0          # verify: its wall time, start-up and findings included
+
+    def budget_text(self):
+        """'share 60 s, used 58 s' (and by how much it overran, past 5 %)."""
+        over = self.used / self.share - 1 if self.share else 0
+        return f"share {self.share:.0f} s, used {self.used:.0f} s" + (f" (OVER by {over:.0%})" if over > 0.05 else "")
 
     def to_dict(self):
         d = dict(self.__dict__)

@@ -253,6 +253,31 @@ class TechniqueShares(unittest.TestCase):
         self.assertIn("OVER by 36%", Result("fuzz", share=316, used=429).budget_text())
 
 
+class BuildSteps(unittest.TestCase):
+    """build/.timings.json: the line before a step says how long it took last time and what is left."""
+
+    def test_a_recorded_step_is_announced_with_its_last_time(self):
+        from verifylib import steps
+        with tempfile.TemporaryDirectory() as root:
+            self.assertEqual(steps.announce("build m32", ["ctest m32"], root),
+                             "build m32 (no earlier timing here; then: ctest m32)")
+            steps.record("build m32", 201.4, root)
+            steps.record("ctest m32", 59.6, root)
+            self.assertEqual(steps.announce("build m32", ["ctest m32", "report"], root),
+                             "build m32 (last time 201 s; then: ctest m32 ~60 s, report)")
+
+    def test_a_failing_step_keeps_its_status_and_is_not_recorded(self):
+        import subprocess
+        from verifylib import steps
+        name = "verify_test failing step"
+        cli = [sys.executable, os.path.join(ROOT, "tools", "verifylib", "steps.py")]
+        r = subprocess.run(cli + [name, "", "sh", "-c", "exit 3"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 3)
+        self.assertIn("FAILED (exit 3)", r.stderr)
+        self.assertNotIn(name, steps.load())
+        self.assertEqual(subprocess.run(cli + [name], capture_output=True).returncode, 2)
+
+
 class Options(unittest.TestCase):
     def run_verify(self, *args):
         import subprocess

@@ -23,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verifylib import extra, interleave, libarena, reach, report, techniques, verdicts  # noqa: E402
+from verifylib import extra, interleave, libarena, reach, report, steps, techniques, verdicts  # noqa: E402
 from verifylib.evidence import CELLS  # noqa: E402
 from verifylib.progress import Progress  # noqa: E402
 
@@ -81,6 +81,42 @@ def shares(selected):
     return {name: share / total for name, share in plan.items()}
 
 
+def setup_steps(run, only, with_reach):
+    """(step, builder, what happens if it fails: None stops verify) for the selected techniques."""
+    steps_ = []
+    if "fuzz" in only:
+        steps_.append(("fuzz targets" + (" (--quick)" if run.quick else ""), lambda: techniques.build_fuzzers(run), None))
+    if "libarena" in only:
+        steps_.append(("buddy fuzz targets", lambda: libarena.build_fuzzers(run), "libarena runs without them"))
+    release = [t for t, tech in (("faultline-bench", "bench"), ("faultline-prove", "proofs"),
+                                 ("faultline-cli", "interleave"), ("faultline-prove-libarena", "libarena"))
+               if tech in only]
+    if release:
+        steps_.append((f"release preset ({', '.join(release)})", lambda: extra.build_release(run, release),
+                       "those techniques fall back or skip"))
+    if with_reach:
+        steps_.append(("coverage preset (faultline-cli)", lambda: reach.build_coverage(run),
+                       "the reach report has no coverage"))
+    return steps_
+
+
+def run_setup(progress, setup, after):
+    """Builds each step, saying before it how long it took last time and what is left (then `after`);
+    False: a fatal failure."""
+    for i, (step, build, fallback) in enumerate(setup):
+        progress.begin("setup", "building " + steps.announce(step, [s for s, _, _ in setup[i + 1:]] + [after], ROOT))
+        t0 = time.monotonic()
+        built, last = build()
+        took = time.monotonic() - t0
+        if built:
+            steps.record(step, took, ROOT)
+        progress.note(f"setup: {step} {'built' if built else f'FAILED ({last})'} in {took:.0f} s"
+                      f"{'' if built or not fallback else '; ' + fallback}")
+        if not built and fallback is None:
+            return False
+    return True
+
+
 def git_commit():
     r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return r.stdout.strip() or "unknown"
@@ -92,31 +128,9 @@ def main(argv):
     os.makedirs(a.report)
     progress = Progress(a.budget)
     run = techniques.Run(ROOT, os.path.abspath(a.report), a.seed, progress, a.quick)
-    if "fuzz" in a.only:
-        progress.begin("setup", "building the fuzz targets (once; later runs reuse them)")
-        built, last = techniques.build_fuzzers(run)
-        progress.note(f"setup: fuzz targets {'built' if built else 'FAILED: ' + last} in {progress.elapsed():.0f} s")
-        if not built:
-            return 1
-    if "libarena" in a.only:
-        progress.begin("setup", "building the buddy fuzz targets (libarena)")
-        built, last = libarena.build_fuzzers(run)
-        if not built:
-            progress.note(f"setup: the buddy fuzz targets failed to build ({last}); libarena runs without them")
-    release = [t for t, tech in (("faultline-bench", "bench"), ("faultline-prove", "proofs"),
-                                 ("faultline-cli", "interleave"), ("faultline-prove-libarena", "libarena"))
-               if tech in a.only]
-    if release:
-        progress.begin("setup", f"building {', '.join(release)} (release preset)")
-        built, last = extra.build_release(run, release)
-        if not built:
-            progress.note(f"setup: the release build failed ({last}); those techniques fall back or skip")
     with_reach = bool(reach.FED_BY & set(a.only))
-    if with_reach:
-        progress.begin("setup", "building the coverage preset (faultline-cli) for the reach report")
-        built, last = reach.build_coverage(run)
-        if not built:
-            progress.note(f"setup: the coverage build failed ({last}); the reach report has no coverage")
+    if not run_setup(progress, setup_steps(run, a.only, with_reach), f"the techniques ({a.budget:.0f} s)"):
+        return 1
     setup_seconds = progress.restart()
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
     results = []

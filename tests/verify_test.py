@@ -233,8 +233,10 @@ class FuzzClock(unittest.TestCase):
             clock.finished(60, 50)
             clock.finished(60, 50)
             self.assertAlmostEqual(clock.slice(), 30)  # 40 s left, one run per slot, less 10 s
-            now[0] += 39.5
+            clock = fuzz_campaign.Clock(40, runs=20, jobs=2)
             self.assertEqual(clock.slice(), fuzz_campaign.MIN_SLICE)  # never below the shortest useful run
+            now[0] += 36
+            self.assertEqual(clock.slice(), 0)  # 4 s left: no room for a useful run, it is skipped
 
 
 class TechniqueShares(unittest.TestCase):

@@ -93,6 +93,7 @@ class Task:
         self.coverage_curve = []   # (seconds, coverage)
         self.findings = []         # dicts, filled after the run
         self.seconds = 0.0
+        self.skipped = False       # the budget ran out before this run could start
 
     def binary(self, flavour=None):
         return os.path.join(BUILD, flavour or self.engine, self.name)
@@ -195,13 +196,18 @@ class Clock:
     def left(self):
         return self.deadline - time.time()
 
+    def overhead(self):
+        return sum(self.overheads) / len(self.overheads) if self.overheads else 0.0
+
     def slice(self, start=True):
-        """The next run's slice (start=False: only what it would be)."""
+        """The next run's slice (start=False: only what it would be); 0: no time left for a
+        useful run (MIN_SLICE and the overhead seen), the run is skipped."""
         with self.lock:
             waves = -(-self.not_started // self.jobs)  # the runs this slot still has, the next one included
             self.not_started -= 1 if start else 0
-            over = sum(self.overheads) / len(self.overheads) if self.overheads else 0.0
-            return max(MIN_SLICE, self.left() / waves - over)
+            if self.left() < MIN_SLICE + self.overhead():
+                return 0.0
+            return max(MIN_SLICE, self.left() / waves - self.overhead())
 
     def finished(self, wall, slice_s):
         with self.lock:
@@ -548,7 +554,8 @@ def main(argv):
     say(f"[fuzz] {len(tasks)} runs, about {first:.0f} s each, {a.jobs} at a time (budget {a.time} s, "
         f"{a.time - CLOCK.left():.0f} s of it spent checking the build)")
     if first <= MIN_SLICE:
-        say(f"[fuzz] the budget is too short for {len(tasks)} runs of at least {MIN_SLICE:.0f} s: it will overrun")
+        say(f"[fuzz] the budget is too short for {len(tasks)} runs of at least {MIN_SLICE:.0f} s: "
+            "the runs it cannot fit are skipped")
     start = time.time()
     for t in tasks:
         if not a.keep_corpus:
@@ -557,6 +564,9 @@ def main(argv):
 
     def run(t):
         t0, slice_s = time.time(), CLOCK.slice()
+        if not slice_s:
+            t.skipped = True
+            return t
         (run_libfuzzer if t.engine == "libfuzzer" else run_afl)(t, slice_s, start)
         progress(t, start)
         collect_findings(t)
@@ -572,6 +582,9 @@ def main(argv):
     print(hdr)
     print("-" * len(hdr))
     for t in tasks:
+        if t.skipped:
+            print(f"{t.name:30s} {t.engine:9s} skipped: the budget ran out")
+            continue
         first = min((f["time"] for f in t.findings), default=None)
         what = "; ".join(f"{f['verdict'].split(' (')[0]} ({', '.join(f['reachable']) or 'direct only'})"
                          f"{'' if f['replays'] else ' [DOES NOT REPLAY]'}" for f in t.findings)
@@ -584,7 +597,7 @@ def main(argv):
         with open(a.json, "w") as f:
             json.dump([{k: getattr(t, k) for k in ("name", "engine", "target", "patch", "arch", "door", "execs",
                                                     "exec_per_s", "cov", "seconds", "findings", "coverage_curve",
-                                                    "stability", "historic")}
+                                                    "stability", "historic", "skipped")}
                        for t in tasks], f, indent=1)
     bad = [f for t in tasks for f in t.findings if not f["replays"]]
     return 1 if bad else 0

@@ -314,9 +314,13 @@ def run_fuzz(run, seconds):
                                          detail=f"{t['target']} target on {t['name']}"))
     res = Result("fuzz", "ran", evidence=evidence, log=run.rel(log),
                  metrics={"tasks": tasks, "harness_problems": harness, "exit": rc,
-                          "cells_checked": sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks if t["door"]})})
+                          "cells_checked": sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks
+                                                  if t["door"] and not t.get("skipped")})})
+    skipped = [t["name"] + "/" + t["engine"] for t in tasks if t.get("skipped")]
     if harness:
         res.reason = f"{len(harness)} findings are harness problems (crashes or non-replaying)"
+    if skipped:
+        res.reason += f"{'; ' if res.reason else ''}{len(skipped)} of {len(tasks)} runs skipped: the share ran out"
     return res
 
 

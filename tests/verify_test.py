@@ -239,6 +239,27 @@ class FuzzClock(unittest.TestCase):
             self.assertEqual(clock.slice(), 0)  # 4 s left: no room for a useful run, it is skipped
 
 
+class FuzzSkippedRuns(unittest.TestCase):
+    def test_a_run_the_budget_skipped_checks_no_cell(self):
+        import json
+        from unittest import mock
+        from verifylib import techniques
+
+        def task(door, skipped):
+            return {"name": f"program-v2-arch64-{door}", "engine": "afl", "target": "program", "patch": "v2",
+                    "arch": "64", "door": door, "findings": [], "skipped": skipped}
+
+        def campaign(run, name, argv, timeout, **kw):
+            with open(argv[argv.index("--json") + 1], "w") as f:
+                json.dump([task("anon", False), task("regular", True)], f)
+            return 0, "", "fuzz.log"
+
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(techniques, "run_logged", campaign):
+            res = techniques.run_fuzz(techniques.Run(ROOT, tmp, 1, None), 30)
+        self.assertEqual(res.metrics["cells_checked"], ["v2/arch64/anon"])
+        self.assertIn("1 of 2 runs skipped", res.reason)
+
+
 class TechniqueShares(unittest.TestCase):
     def test_without_fuzz_the_selected_shares_fill_the_budget(self):
         import verify

@@ -258,6 +258,9 @@ class FuzzSkippedRuns(unittest.TestCase):
             res = techniques.run_fuzz(techniques.Run(ROOT, tmp, 1, None), 30)
         self.assertEqual(res.metrics["cells_checked"], ["v2/arch64/anon"])
         self.assertIn("1 of 2 runs skipped", res.reason)
+        # the skipped cell is `not run` for the judge, the one that ran is judged
+        judged = verdicts.judged_cells([res], {"fuzz": ["v2/arch64/anon", "v2/arch64/regular"]})
+        self.assertEqual(judged, {"v2/arch64/anon"})
 
 
 class TechniqueShares(unittest.TestCase):

@@ -317,6 +317,10 @@ def run_fuzz(run, seconds):
                           "cells_checked": sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks
                                                   if t["door"] and not t.get("skipped")})})
     skipped = [t["name"] + "/" + t["engine"] for t in tasks if t.get("skipped")]
+    # a cell whose every run was skipped was not decided by the campaign: `not run`, not `unknown`
+    ran = set(res.metrics["cells_checked"])
+    res.metrics["cells_not_run"] = sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks
+                                           if t.get("skipped") and t["door"]} - ran)
     if harness:
         res.reason = f"{len(harness)} findings are harness problems (crashes or non-replaying)"
     if skipped:

@@ -25,8 +25,10 @@ NOT_RUN = "not run"
 
 def judged_cells(results, decides):
     """The cells the techniques that ran can decide: the union of
-    decides[technique] over the results (a skipped technique decides none)."""
-    return {c for r in results if r.status != "skipped" for c in decides.get(r.technique, [])}
+    decides[technique] over the results (a skipped technique decides none, a
+    technique whose budget ran out before a cell names it in cells_not_run)."""
+    return {c for r in results if r.status != "skipped" for c in decides.get(r.technique, [])
+            if c not in r.metrics.get("cells_not_run", [])}
 
 
 def decide(results, judged=CELLS):

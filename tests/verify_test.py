@@ -59,6 +59,29 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(verdicts.compare(v, {"v1/arch32/regular": "unsound", "v2/arch32/anon": "sound"}), [])
         self.assertEqual(verdicts.compare(v, {"v1/arch32/anon": "unsound"}), [("v1/arch32/anon", "unsound", "sound")])
 
+    def test_only_the_cells_a_selected_technique_decides_are_judged(self):
+        # `verify --only oracle,interleave`: the oracle decides pre/arch64/anon, the explorer
+        # v2/v3 at anon/regular; the rest of the table is `not run`, never a mismatch
+        decides = {"oracle": ["pre/arch64/anon"], "interleave": ["v2/arch32/anon", "v2/arch32/regular"],
+                   "props": CELLS}
+        ran = [Result("oracle", metrics={"cells_checked": ["pre/arch64/anon"]}),
+               Result("interleave", evidence=[violation("v2/arch32/regular", "interleave")],
+                      metrics={"cells_checked": ["v2/arch32/anon", "v2/arch32/regular"]}),
+               Result("libarena")]
+        judged = verdicts.judged_cells(ran, decides)
+        self.assertEqual(judged, {"pre/arch64/anon", "v2/arch32/anon", "v2/arch32/regular"})
+        v = verdicts.decide(ran, judged)
+        self.assertEqual(v["v1/arch32/regular"]["verdict"], verdicts.NOT_RUN)
+        self.assertEqual(v["v2/arch32/direct"]["verdict"], verdicts.NOT_RUN)
+        self.assertEqual(v["v2/arch32/anon"]["vs_pre"], "")  # pre/arch32/anon was not run
+        want = verdicts.load_expected(os.path.join(ROOT, "tools", "verifylib", "expected"))
+        # the decided wrong cell is still a mismatch; v1/arch32/regular (expected unsound) is not
+        self.assertEqual(verdicts.compare(v, want), [("v2/arch32/regular", "sound", "unsound")])
+        # a skipped technique decides nothing; a violation outside the judged cells is still judged
+        self.assertEqual(verdicts.judged_cells([Result("props", "skipped")], decides), set())
+        v = verdicts.decide([Result("fuzz", evidence=[violation("v2/arch64/anon")])], set())
+        self.assertEqual(verdicts.compare(v, want), [("v2/arch64/anon", "sound", "unsound")])
+
     def test_the_shipped_expectations_cover_every_cell(self):
         want = verdicts.load_expected(os.path.join(ROOT, "tools", "verifylib", "expected"))
         self.assertEqual(sorted(want), sorted(CELLS))
@@ -191,6 +214,94 @@ class OracleShare(unittest.TestCase):
         res = self.share(1, "skipped: 1 arena Program: the host refuses BPF_MAP_TYPE_ARENA (-EPERM)\n" +
                          self.summary(disagree=1, skipped=1))
         self.assertEqual(res.status, "failed")
+
+
+class FuzzClock(unittest.TestCase):
+    """The campaign's slices: the time left in a slot over the runs it still has, less what
+    finished runs cost beyond their slice, so that the campaign ends by its --time."""
+
+    def test_slices_share_what_is_left_and_pay_for_the_overhead_seen(self):
+        import fuzz_campaign
+        from unittest import mock
+        now = [1000.0]
+        with mock.patch.object(fuzz_campaign.time, "time", lambda: now[0]):
+            clock = fuzz_campaign.Clock(100, runs=4, jobs=2)
+            self.assertAlmostEqual(clock.slice(start=False), 50)  # two runs per slot
+            self.assertAlmostEqual(clock.slice(), 50)
+            self.assertAlmostEqual(clock.slice(), 50)
+            now[0] += 60  # both ran 10 s past their 50 s (start-up, findings)
+            clock.finished(60, 50)
+            clock.finished(60, 50)
+            self.assertAlmostEqual(clock.slice(), 30)  # 40 s left, one run per slot, less 10 s
+            clock = fuzz_campaign.Clock(40, runs=20, jobs=2)
+            self.assertEqual(clock.slice(), fuzz_campaign.MIN_SLICE)  # never below the shortest useful run
+            now[0] += 36
+            self.assertEqual(clock.slice(), 0)  # 4 s left: no room for a useful run, it is skipped
+
+
+class FuzzSkippedRuns(unittest.TestCase):
+    def test_a_run_the_budget_skipped_checks_no_cell(self):
+        import json
+        from unittest import mock
+        from verifylib import techniques
+
+        def task(door, skipped):
+            return {"name": f"program-v2-arch64-{door}", "engine": "afl", "target": "program", "patch": "v2",
+                    "arch": "64", "door": door, "findings": [], "skipped": skipped}
+
+        def campaign(run, name, argv, timeout, **kw):
+            with open(argv[argv.index("--json") + 1], "w") as f:
+                json.dump([task("anon", False), task("regular", True)], f)
+            return 0, "", "fuzz.log"
+
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(techniques, "run_logged", campaign):
+            res = techniques.run_fuzz(techniques.Run(ROOT, tmp, 1, None), 30)
+        self.assertEqual(res.metrics["cells_checked"], ["v2/arch64/anon"])
+        self.assertIn("1 of 2 runs skipped", res.reason)
+        # the skipped cell is `not run` for the judge, the one that ran is judged
+        judged = verdicts.judged_cells([res], {"fuzz": ["v2/arch64/anon", "v2/arch64/regular"]})
+        self.assertEqual(judged, {"v2/arch64/anon"})
+
+
+class TechniqueShares(unittest.TestCase):
+    def test_without_fuzz_the_selected_shares_fill_the_budget(self):
+        import verify
+        self.assertEqual(verify.shares(["libarena"]), {"libarena": 1.0})
+        both = verify.shares(["proofs", "corpus"])
+        self.assertAlmostEqual(both["proofs"], 2 * both["corpus"])
+        self.assertAlmostEqual(sum(both.values()), 1.0)
+        whole = verify.shares(verify.NAMES)  # the whole run: each its planned fraction, fuzz what is left
+        self.assertIsNone(whole["fuzz"])
+        self.assertEqual(whole["proofs"], 0.10)
+
+    def test_budget_text_flags_an_overrun_past_five_percent(self):
+        self.assertEqual(Result("fuzz", share=100, used=104).budget_text(), "share 100 s, used 104 s")
+        self.assertIn("OVER by 36%", Result("fuzz", share=316, used=429).budget_text())
+
+
+class BuildSteps(unittest.TestCase):
+    """build/.timings.json: the line before a step says how long it took last time and what is left."""
+
+    def test_a_recorded_step_is_announced_with_its_last_time(self):
+        from verifylib import steps
+        with tempfile.TemporaryDirectory() as root:
+            self.assertEqual(steps.announce("build m32", ["ctest m32"], root),
+                             "build m32 (no earlier timing here; then: ctest m32)")
+            steps.record("build m32", 201.4, root)
+            steps.record("ctest m32", 59.6, root)
+            self.assertEqual(steps.announce("build m32", ["ctest m32", "report"], root),
+                             "build m32 (last time 201 s; then: ctest m32 ~60 s, report)")
+
+    def test_a_failing_step_keeps_its_status_and_is_not_recorded(self):
+        import subprocess
+        from verifylib import steps
+        name = "verify_test failing step"
+        cli = [sys.executable, os.path.join(ROOT, "tools", "verifylib", "steps.py")]
+        r = subprocess.run(cli + [name, "", "sh", "-c", "exit 3"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 3)
+        self.assertIn("FAILED (exit 3)", r.stderr)
+        self.assertNotIn(name, steps.load())
+        self.assertEqual(subprocess.run(cli + [name], capture_output=True).returncode, 2)
 
 
 class Options(unittest.TestCase):

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -92,6 +93,7 @@ class Task:
         self.coverage_curve = []   # (seconds, coverage)
         self.findings = []         # dicts, filled after the run
         self.seconds = 0.0
+        self.skipped = False       # the budget ran out before this run could start
 
     def binary(self, flavour=None):
         return os.path.join(BUILD, flavour or self.engine, self.name)
@@ -175,6 +177,44 @@ def build(engines, tasks, cmplog=True):
 
 FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False
 USE_CMPLOG = True
+MIN_SLICE = 5.0  # seconds: a shorter run spends most of its time starting (ASan, seeds, AFL++'s calibration)
+
+
+class Clock:
+    """The campaign's one wall-clock budget, started before its build check.
+    Each run's slice is set when it starts: the time left in its slot, shared
+    among the runs that slot still has to run, less what a finished run cost
+    beyond its slice (start-up, calibration, describing and minimising its
+    findings, replays), so that the last run ends by the deadline."""
+
+    def __init__(self, seconds, runs, jobs):
+        self.deadline = time.time() + seconds
+        self.not_started, self.jobs = runs, jobs
+        self.overheads = []  # per finished run: its wall time less its slice
+        self.lock = threading.Lock()
+
+    def left(self):
+        return self.deadline - time.time()
+
+    def overhead(self):
+        return sum(self.overheads) / len(self.overheads) if self.overheads else 0.0
+
+    def slice(self, start=True):
+        """The next run's slice (start=False: only what it would be); 0: no time left for a
+        useful run (MIN_SLICE and the overhead seen), the run is skipped."""
+        with self.lock:
+            waves = -(-self.not_started // self.jobs)  # the runs this slot still has, the next one included
+            self.not_started -= 1 if start else 0
+            if self.left() < MIN_SLICE + self.overhead():
+                return 0.0
+            return max(MIN_SLICE, self.left() / waves - self.overhead())
+
+    def finished(self, wall, slice_s):
+        with self.lock:
+            self.overheads.append(max(0.0, wall - slice_s))
+
+
+CLOCK = None
 
 
 def seeds_dir(target):
@@ -201,6 +241,9 @@ def run_libfuzzer(task, seconds, start_all):
             cmd.append(seeds_dir(task.target))
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 errors="replace")
+        # -max_total_time is checked between inputs: a slow one must not overrun the slice
+        watchdog = threading.Timer(left + 5, proc.kill)
+        watchdog.start()
         run_execs = 0
         last_report = time.time()
         for line in proc.stderr:
@@ -219,6 +262,7 @@ def run_libfuzzer(task, seconds, start_all):
                 last_report = time.time()
                 progress(task, start_all)
         proc.wait()
+        watchdog.cancel()
         total_execs += run_execs
         task.execs = total_execs
         if proc.returncode == 0:
@@ -253,8 +297,8 @@ def run_afl(task, seconds, start_all):
         task.coverage_curve.append((round(time.time() - t0, 1), task.cov))
         if int(time.time() - t0) % 10 < 2:
             progress(task, start_all)
-        if time.time() - t0 > seconds + 60:
-            proc.kill()
+        if time.time() - t0 > seconds:  # -V counts from after the seeds' calibration: stop at the slice
+            proc.send_signal(signal.SIGINT if time.time() - t0 < seconds + 10 else signal.SIGKILL)
     err = proc.stderr.read()
     reap_strays({task.binary(), task.binary("afl-cmplog")})
     read_afl_stats(task, stats)
@@ -300,6 +344,9 @@ def progress(task, start_all):
 
 def minimise(task, crash):
     out = crash + ".min"
+    if CLOCK and CLOCK.left() < 5:
+        say(f"[fuzz] {task.name}: the budget is spent, {os.path.basename(crash)} kept unminimised")
+        return crash
     try:
         _run_minimiser(task, crash, out)
     except subprocess.TimeoutExpired:
@@ -310,13 +357,14 @@ def minimise(task, crash):
 
 
 def _run_minimiser(task, crash, out):
+    limit = min(30, int(CLOCK.left()) - 2) if CLOCK else 30  # within the campaign's budget
     if task.engine == "libfuzzer":
-        subprocess.run([task.binary(), "-minimize_crash=1", "-runs=20000", "-max_total_time=30",
+        subprocess.run([task.binary(), "-minimize_crash=1", "-runs=20000", f"-max_total_time={limit}",
                         f"-exact_artifact_path={out}", crash], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=120, cwd=task.workdir)
+                       timeout=limit + 10, cwd=task.workdir)
     else:
         subprocess.run(["afl-tmin", "-i", crash, "-o", out, "-t", "10000", "--", task.binary()],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=limit,
                        env=dict(os.environ, AFL_SKIP_CPUFREQ="1"))
 
 
@@ -477,7 +525,7 @@ def buddy_finding(task, t, crash, verdict, body, digest):
 
 
 def main(argv):
-    global FINDINGS, FROM_SCRATCH, NO_MINIMISE, FIRST_FINDING, BUDDY_FINDINGS, USE_CMPLOG
+    global FINDINGS, FROM_SCRATCH, NO_MINIMISE, FIRST_FINDING, BUDDY_FINDINGS, USE_CMPLOG, CLOCK
     a = parse_args(argv)
     FINDINGS = os.path.abspath(a.findings)
     FROM_SCRATCH, NO_MINIMISE, USE_CMPLOG = a.from_scratch, a.no_minimise, not a.no_cmplog
@@ -494,6 +542,7 @@ def main(argv):
                     for historic in (a.historics if target == "threads" else ["none"]):
                         for engine in a.engines:
                             tasks.append(Task(target, patch, arch, door, engine, historic))
+    CLOCK = Clock(a.time, len(tasks), a.jobs)  # the build check below is inside the budget
     if any(t.target != "buddy" for t in tasks) and not os.path.exists(CLI):
         die(f"{CLI} is missing: run ./faultline fuzz (it builds it)")
     if any(t.target == "buddy" for t in tasks) and not os.path.exists(BUDDY_REPLAY):
@@ -501,8 +550,12 @@ def main(argv):
     build(a.engines, tasks, not a.no_cmplog)
     if a.build_only:
         return 0
-    slice_s = max(5.0, a.time * a.jobs / len(tasks))
-    say(f"[fuzz] {len(tasks)} runs, {slice_s:.0f} s each, {a.jobs} at a time (budget {a.time} s)")
+    first = CLOCK.slice(start=False)
+    say(f"[fuzz] {len(tasks)} runs, about {first:.0f} s each, {a.jobs} at a time (budget {a.time} s, "
+        f"{a.time - CLOCK.left():.0f} s of it spent checking the build)")
+    if first <= MIN_SLICE:
+        say(f"[fuzz] the budget is too short for {len(tasks)} runs of at least {MIN_SLICE:.0f} s: "
+            "the runs it cannot fit are skipped")
     start = time.time()
     for t in tasks:
         if not a.keep_corpus:
@@ -510,9 +563,14 @@ def main(argv):
         os.makedirs(t.workdir, exist_ok=True)
 
     def run(t):
+        t0, slice_s = time.time(), CLOCK.slice()
+        if not slice_s:
+            t.skipped = True
+            return t
         (run_libfuzzer if t.engine == "libfuzzer" else run_afl)(t, slice_s, start)
         progress(t, start)
         collect_findings(t)
+        CLOCK.finished(time.time() - t0, slice_s)
         return t
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
@@ -524,6 +582,9 @@ def main(argv):
     print(hdr)
     print("-" * len(hdr))
     for t in tasks:
+        if t.skipped:
+            print(f"{t.name:30s} {t.engine:9s} skipped: the budget ran out")
+            continue
         first = min((f["time"] for f in t.findings), default=None)
         what = "; ".join(f"{f['verdict'].split(' (')[0]} ({', '.join(f['reachable']) or 'direct only'})"
                          f"{'' if f['replays'] else ' [DOES NOT REPLAY]'}" for f in t.findings)
@@ -536,7 +597,7 @@ def main(argv):
         with open(a.json, "w") as f:
             json.dump([{k: getattr(t, k) for k in ("name", "engine", "target", "patch", "arch", "door", "execs",
                                                     "exec_per_s", "cov", "seconds", "findings", "coverage_curve",
-                                                    "stability", "historic")}
+                                                    "stability", "historic", "skipped")}
                        for t in tasks], f, indent=1)
     bad = [f for t in tasks for f in t.findings if not f["replays"]]
     return 1 if bad else 0

@@ -23,20 +23,26 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verifylib import extra, interleave, libarena, reach, report, techniques, verdicts  # noqa: E402
+from verifylib import extra, interleave, libarena, reach, report, steps, techniques, verdicts  # noqa: E402
+from verifylib.evidence import CELLS  # noqa: E402
 from verifylib.progress import Progress  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECTED = os.path.join(ROOT, "tools", "verifylib", "expected")
 
-# (name, runner, share of the budget it aims for; fuzz takes what is left).
-# A technique that needs longer than its share to finish is allowed up to
-# four times the share: a proof table cut short decides nothing.
-PLAN = [("proofs", techniques.run_proofs, 0.10), ("corpus", techniques.run_corpus, 0.05),
-        ("props", techniques.run_props, 0.15), ("oracle", extra.run_oracle, 0.10),
-        ("bench", extra.run_bench, 0.10), ("interleave", interleave.run_interleave, 0.05),
-        ("libarena", libarena.run_libarena, 0.08),
-        ("fuzz", techniques.run_fuzz, None)]
+# (name, runner, share of the budget it aims for (fuzz takes what is left),
+# the verdict-table cells it can decide given --quick). A technique that needs
+# longer than its share to finish is allowed up to four times the share: a
+# proof table cut short decides nothing. bench and libarena decide no cell:
+# they have their own report sections.
+ALL_CELLS = lambda quick: CELLS  # noqa: E731
+NO_CELLS = lambda quick: []  # noqa: E731
+PLAN = [("proofs", techniques.run_proofs, 0.10, ALL_CELLS), ("corpus", techniques.run_corpus, 0.05, ALL_CELLS),
+        ("props", techniques.run_props, 0.15, ALL_CELLS), ("oracle", extra.run_oracle, 0.10, lambda quick: extra.ORACLE_CELLS),
+        ("bench", extra.run_bench, 0.10, NO_CELLS),
+        ("interleave", interleave.run_interleave, 0.05, lambda quick: interleave.CELLS),
+        ("libarena", libarena.run_libarena, 0.08, NO_CELLS),
+        ("fuzz", techniques.run_fuzz, None, techniques.fuzz_cells)]
 NAMES = [p[0] for p in PLAN]
 
 
@@ -65,6 +71,52 @@ def parse_args(argv):
     return a
 
 
+def shares(selected):
+    """technique -> its fraction of the budget (None: what is left). Without
+    fuzz, the selected techniques' fractions are scaled to fill the budget."""
+    plan = {name: share for name, _, share, _ in PLAN if name in selected}
+    if "fuzz" in plan:
+        return plan
+    total = sum(plan.values())
+    return {name: share / total for name, share in plan.items()}
+
+
+def setup_steps(run, only, with_reach):
+    """(step, builder, what happens if it fails: None stops verify) for the selected techniques."""
+    steps_ = []
+    if "fuzz" in only:
+        steps_.append(("fuzz targets" + (" (--quick)" if run.quick else ""), lambda: techniques.build_fuzzers(run), None))
+    if "libarena" in only:
+        steps_.append(("buddy fuzz targets", lambda: libarena.build_fuzzers(run), "libarena runs without them"))
+    release = [t for t, tech in (("faultline-bench", "bench"), ("faultline-prove", "proofs"),
+                                 ("faultline-cli", "interleave"), ("faultline-prove-libarena", "libarena"))
+               if tech in only]
+    if release:
+        steps_.append((f"release preset ({', '.join(release)})", lambda: extra.build_release(run, release),
+                       "those techniques fall back or skip"))
+    if with_reach:
+        steps_.append(("coverage preset (faultline-cli)", lambda: reach.build_coverage(run),
+                       "the reach report has no coverage"))
+    return steps_
+
+
+def run_setup(progress, setup, after):
+    """Builds each step, saying before it how long it took last time and what is left (then `after`);
+    False: a fatal failure."""
+    for i, (step, build, fallback) in enumerate(setup):
+        progress.begin("setup", "building " + steps.announce(step, [s for s, _, _ in setup[i + 1:]] + [after], ROOT))
+        t0 = time.monotonic()
+        built, last = build()
+        took = time.monotonic() - t0
+        if built:
+            steps.record(step, took, ROOT)
+        progress.note(f"setup: {step} {'built' if built else f'FAILED ({last})'} in {took:.0f} s"
+                      f"{'' if built or not fallback else '; ' + fallback}")
+        if not built and fallback is None:
+            return False
+    return True
+
+
 def git_commit():
     r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return r.stdout.strip() or "unknown"
@@ -76,53 +128,38 @@ def main(argv):
     os.makedirs(a.report)
     progress = Progress(a.budget)
     run = techniques.Run(ROOT, os.path.abspath(a.report), a.seed, progress, a.quick)
-    if "fuzz" in a.only:
-        progress.begin("setup", "building the fuzz targets (once; later runs reuse them)")
-        built, last = techniques.build_fuzzers(run)
-        progress.note(f"setup: fuzz targets {'built' if built else 'FAILED: ' + last} in {progress.elapsed():.0f} s")
-        if not built:
-            return 1
-    if "libarena" in a.only:
-        progress.begin("setup", "building the buddy fuzz targets (libarena)")
-        built, last = libarena.build_fuzzers(run)
-        if not built:
-            progress.note(f"setup: the buddy fuzz targets failed to build ({last}); libarena runs without them")
-    release = [t for t, tech in (("faultline-bench", "bench"), ("faultline-prove", "proofs"),
-                                 ("faultline-cli", "interleave"), ("faultline-prove-libarena", "libarena"))
-               if tech in a.only]
-    if release:
-        progress.begin("setup", f"building {', '.join(release)} (release preset)")
-        built, last = extra.build_release(run, release)
-        if not built:
-            progress.note(f"setup: the release build failed ({last}); those techniques fall back or skip")
-    progress.begin("setup", "building the coverage preset (faultline-cli) for the reach report")
-    built, last = reach.build_coverage(run)
-    if not built:
-        progress.note(f"setup: the coverage build failed ({last}); the reach report has no coverage")
+    with_reach = bool(reach.FED_BY & set(a.only))
+    if not run_setup(progress, setup_steps(run, a.only, with_reach), f"the techniques ({a.budget:.0f} s)"):
+        return 1
     setup_seconds = progress.restart()
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
     results = []
-    for name, runner, share in PLAN:
+    fractions = shares(a.only)
+    for name, runner, _, _ in PLAN:
         if name not in a.only:
             continue
+        # fuzz: all that is left (the campaign fits its findings' minimising and replays into it)
         left = a.budget - progress.elapsed()
-        # fuzz: what is left, less a fifth for minimising and replaying its findings
-        allowance = max(10.0, (left - 20) * 0.8) if share is None else max(10.0, a.budget * share)
-        progress.begin(name, f"up to {allowance:.0f} s")
+        allowance = max(10.0, left if fractions[name] is None else a.budget * fractions[name])
+        progress.begin(name, f"share {allowance:.0f} s")
         t0 = time.monotonic()
         try:
             r = runner(run, allowance)
         except Exception as e:  # a broken technique is reported, not fatal to the others
             r = techniques.Result(name, "failed", f"{type(e).__name__}: {e}")
-        r.seconds = r.seconds or time.monotonic() - t0
-        progress.note(f"{name}: {r.status} in {r.seconds:.0f} s, {len(r.evidence)} evidence records"
+        r.share, r.used = allowance, time.monotonic() - t0
+        r.seconds = r.seconds or r.used
+        progress.note(f"{name}: {r.status}, {r.budget_text()}, {len(r.evidence)} evidence records"
                       f"{' — ' + r.reason if r.reason else ''}")
         results.append(r)
-    progress.begin("reach", "what each technique reached (and its coverage of src/kernel)")
-    reached, coverage = reach.run_reach(run, results, 300)
+    reached, coverage = {}, {}
+    if with_reach:
+        progress.begin("reach", "what each technique reached (and its coverage of src/kernel)")
+        reached, coverage = reach.run_reach(run, results, 300)
     progress.close()
 
-    decided = verdicts.decide(results)
+    judged = verdicts.judged_cells(results, {name: cells(a.quick) for name, _, _, cells in PLAN})
+    decided = verdicts.decide(results, judged)
     expected = verdicts.load_expected(EXPECTED)
     mismatches = verdicts.compare(decided, expected)
     failed = [r for r in results if r.status == "failed"]  # includes oracle disagreements
@@ -130,8 +167,10 @@ def main(argv):
     ok = not mismatches and not failed and not harness
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": git_commit(),
             "budget": a.budget, "elapsed": progress.elapsed(), "setup": setup_seconds, "seed": a.seed,
-            "outcome": "verdicts as expected" if ok else
-            f"{len(mismatches)} verdicts differ, {len(failed)} techniques failed, {len(harness)} harness problems",
+            "outcome": ("verdicts as expected" if ok else
+                        f"{len(mismatches)} verdicts differ, {len(failed)} techniques failed, "
+                        f"{len(harness)} harness problems") +
+            ("" if len(judged) == len(CELLS) else f" ({len(judged)} of {len(CELLS)} cells judged, the rest not run)"),
             "report_dir": run.report,
             "differences": next((r.metrics.get("differences", {}) for r in results if r.technique == "corpus"), {})}
     plots = [("Fuzz coverage over time", report.fuzz_coverage_plots(
@@ -160,7 +199,7 @@ def print_table(decided, expected):
     print(f"\n{'cell':22s} {'verdict':21s} {'vs pre':20s} {'found by (fastest first)':44s} smallest counterexample")
     for cell, patch, arch, door, v, want in report.verdict_rows(decided, expected):
         small = v["smallest"]
-        mark = "" if not want or want == v["verdict"] else f"  <- expected {want}"
+        mark = f"  <- expected {want}" if want else ""
         print(f"{cell:22s} {v['verdict']:21s} {v['vs_pre']:20s} {report.found_by_text(v, short=True)[:44]:44s} "
               f"{small['program'] + ' (' + str(small['ops']) + ' ops)' if small else ''}{mark}")
         if v["assumption"]:

@@ -19,6 +19,11 @@ def cell_of(patch, arch, door):
     return f"{patch}/arch{str(arch).replace('arch', '')}/{door}"
 
 
+def cells_of(patches, arches, doors):
+    """The cells a technique covers when it runs these levels, widths and doors."""
+    return [cell_of(p, a, d) for p in patches for a in arches for d in doors]
+
+
 @dataclass
 class Evidence:
     technique: str        # proof | props | libfuzzer | afl | corpus | oracle

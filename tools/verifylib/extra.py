@@ -9,6 +9,7 @@ import subprocess
 from .techniques import Result, run_logged, corpus_files
 
 BENCH = ("build", "release", "src", "real", "bench", "faultline-bench")
+ORACLE_CELLS = ["pre/arch64/anon"]  # the host kernel's level, width and door: the one cell the oracle decides
 
 
 ORACLE_LINE = re.compile(r"^oracle: (\d+) programs in ([\d.]+) s: (\d+) agree \((\d+) up to a documented "
@@ -40,7 +41,7 @@ def run_oracle(run, seconds):
                  metrics={"programs": int(n), "random": int(n) - len(files), "agree": int(agree), "documented": int(documented),
                           "disagree": int(disagree), "unsupported": int(unsupported), "errors": int(errors),
                           "skipped": int(not_run or 0),
-                          "seconds": float(secs), "cells_checked": ["pre/arch64/anon"]})
+                          "seconds": float(secs), "cells_checked": ORACLE_CELLS})
     if int(disagree) or int(errors):
         res.status, res.reason = "failed", f"{disagree} Programs disagree with the host kernel, {errors} errors"
     else:

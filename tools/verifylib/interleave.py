@@ -12,7 +12,7 @@ import glob
 import os
 import re
 
-from .evidence import Evidence, cell_of, program_ops
+from .evidence import Evidence, cell_of, cells_of, program_ops
 from .techniques import Result, run_logged
 
 LINE = re.compile(r"^(\S+) (\w+)/arch(32|64)/\w+/(\w+)/\w+(?:/(\w+))?: \w+, (\d+) schedules: (\d+) distinct, "
@@ -21,6 +21,7 @@ LINE = re.compile(r"^(\S+) (\w+)/arch(32|64)/\w+/(\w+)/\w+(?:/(\w+))?: \w+, (\d+
 FOUND = re.compile(r"^  found by (.*) at schedule (\d+) after ([\d.]+) s: (violation \w+)")
 WRITTEN = re.compile(r"^  written to (\S+)$")
 PATCHES, ARCHES, DOORS = "v2,v3", "32,64", "anon,regular"
+CELLS = cells_of(PATCHES.split(","), ARCHES.split(","), DOORS.split(","))  # the fixed kernel's cells it decides
 
 
 def cli(run):

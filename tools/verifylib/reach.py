@@ -89,6 +89,9 @@ def _fuzz_inputs(root, tasks):
                                 "--page", "4k", "--spec", "mask"], d
 
 
+FED_BY = {"corpus", "props", "fuzz", "oracle"}  # the techniques whose inputs inputs() replays
+
+
 def inputs(run, results):
     """technique -> list of faultline-cli reach argument lists."""
     by = {r.technique: r for r in results if r.status != "skipped"}

@@ -6,6 +6,7 @@ from html import escape
 
 from .evidence import ARCHES, CELLS, DOORS, PATCHES
 from .svg import line_plot
+from .verdicts import differs
 
 DIFFERENCES = {
     "dontneed_refault": "after MADV_DONTNEED the eager mapping SIGBUSes (VM_MIXEDMAP PTEs are gone for good); "
@@ -38,11 +39,12 @@ def seen_differences(diffs):
 
 
 def verdict_rows(verdicts, expected):
+    """(cell, patch, arch, door, verdict, expected verdict if it differs else '')."""
     for cell in CELLS:
         v = verdicts[cell]
         patch, arch, door = cell.split("/")
         want = expected.get(cell, "")
-        yield cell, patch, arch[4:], door, v, want
+        yield cell, patch, arch[4:], door, v, want if differs(v["verdict"], want) else ""
 
 
 def write_summary_md(path, meta, verdicts, expected, results):
@@ -54,13 +56,13 @@ def write_summary_md(path, meta, verdicts, expected, results):
              "assumption | expected |", "|---|---|---|---|---|---|---|---|---|"]
     for cell, patch, arch, door, v, want in verdict_rows(verdicts, expected):
         small = v["smallest"]
-        mark = "" if not want or want == v["verdict"] else f"**MISMATCH** (want {want})"
+        mark = f"**MISMATCH** (want {want})" if want else expected.get(cell, "")
         lines.append(f"| {patch} | {arch} | {door} | {v['verdict']} | {v['vs_pre']} | {found_by_text(v)} | "
                      f"{small['program'] + ' (' + str(small['ops']) + ' ops)' if small else ''} | "
-                     f"{v['assumption']} | {mark or want} |")
-    lines += ["", "## Techniques", "", "| technique | status | seconds | notes |", "|---|---|---|---|"]
+                     f"{v['assumption']} | {mark} |")
+    lines += ["", "## Techniques", "", "| technique | status | seconds | budget | notes |", "|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r.technique} | {r.status} | {r.seconds:.0f} | {r.reason} |")
+        lines.append(f"| {r.technique} | {r.status} | {r.seconds:.0f} | {r.budget_text()} | {r.reason} |")
     diffs = meta.get("differences", {})
     if diffs:
         lines += ["", "## Observable eager-vs-lazy differences (documented)", ""]
@@ -76,9 +78,14 @@ def write_summary_md(path, meta, verdicts, expected, results):
 CSS = """body{font-family:sans-serif;margin:24px;max-width:1400px;color:#222}
 table{border-collapse:collapse;margin:8px 0 20px}td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;
 vertical-align:top}th{background:#f2f2f2}.sound{background:#d9f2d9}.unsound{background:#f7c6c6}
-.assumption-dependent{background:#fff1c2}.unknown{background:#eee}.bad{color:#b00;font-weight:bold}
+.assumption-dependent{background:#fff1c2}.unknown{background:#eee}.not-run{background:#f8f8f8;color:#888}.bad{color:#b00;font-weight:bold}
 pre{background:#f7f7f7;padding:6px;font-size:12px;margin:4px 0}details summary{cursor:pointer}
 .plots svg{margin:0 12px 12px 0;border:1px solid #ddd}"""
+
+
+def _verdict_td(verdict):
+    """A verdict's table cell, coloured by its class ("not run" -> not-run)."""
+    return f"<td class='{verdict.replace(' ', '-')}'>{verdict}</td>"
 
 
 def _program_block(report_dir, rel):
@@ -101,23 +108,24 @@ def write_index_html(path, meta, verdicts, expected, results, plots):
          "".join(f"<th>arch{a} {d}</th>" for a in ARCHES for d in DOORS) + "</tr>"]
     for p in PATCHES:
         h.append(f"<tr><th>{p}</th>" + "".join(
-            f"<td class='{verdicts[f'{p}/arch{a}/{d}']['verdict']}'>{verdicts[f'{p}/arch{a}/{d}']['verdict']}</td>"
+            _verdict_td(verdicts[f'{p}/arch{a}/{d}']['verdict'])
             for a in ARCHES for d in DOORS) + "</tr>")
     h.append("</table><table id='verdicts'><tr><th>cell</th><th>verdict</th><th>vs pre</th><th>found by "
              "(fastest first)</th><th>smallest counterexample</th><th>assumption / proved</th><th>expected</th></tr>")
     for cell, patch, arch, door, v, want in verdict_rows(verdicts, expected):
         small = v["smallest"]
-        ok = not want or want == v["verdict"]
+        ok = not want
         proved = f"{len(v['proved'])} obligations proved" if v["proved"] else ""
-        h.append(f"<tr><td>{cell}</td><td class='{v['verdict']}'>{v['verdict']}</td><td>{v['vs_pre']}</td>"
+        h.append(f"<tr><td>{cell}</td>{_verdict_td(v['verdict'])}<td>{v['vs_pre']}</td>"
                  f"<td>{escape(found_by_text(v))}</td>"
                  f"<td>{(str(small['ops']) + ' ops, ' + small['technique'] + _program_block(report_dir, small['program'])) if small else ''}</td>"
                  f"<td>{escape(v['assumption'] or proved)}</td>"
-                 f"<td class='{'' if ok else 'bad'}'>{want if ok else 'MISMATCH: want ' + want}</td></tr>")
+                 f"<td class='{'' if ok else 'bad'}'>{expected.get(cell, '') if ok else 'MISMATCH: want ' + want}</td></tr>")
     h.append("</table><h2>Techniques</h2><table><tr><th>technique</th><th>status</th><th>seconds</th>"
-             "<th>notes</th><th>log</th></tr>")
+             "<th>budget</th><th>notes</th><th>log</th></tr>")
     for r in results:
-        h.append(f"<tr><td>{r.technique}</td><td>{r.status}</td><td>{r.seconds:.0f}</td><td>{escape(r.reason)}</td>"
+        h.append(f"<tr><td>{r.technique}</td><td>{r.status}</td><td>{r.seconds:.0f}</td><td>{r.budget_text()}</td>"
+                 f"<td>{escape(r.reason)}</td>"
                  f"<td>{f'<a href={chr(39)}{escape(r.log)}{chr(39)}>log</a>' if r.log else ''}</td></tr>")
     h.append("</table>")
     diffs = meta.get("differences", {})

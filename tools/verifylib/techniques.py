@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from .evidence import PATCHES, Evidence, cell_of, program_ops
+from .evidence import ARCHES, CELLS, PATCHES, Evidence, cell_of, cells_of, program_ops
 
 
 @dataclass
@@ -52,6 +52,13 @@ class Result:
     evidence: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)
     log: str = ""
+    share: float = 0.0         # verify: seconds of the budget it was given
+    used: float = 0.0          # verify: its wall time, start-up and findings included
+
+    def budget_text(self):
+        """'share 60 s, used 58 s' (and by how much it overran, past 5 %)."""
+        over = self.used / self.share - 1 if self.share else 0
+        return f"share {self.share:.0f} s, used {self.used:.0f} s" + (f" (OVER by {over:.0%})" if over > 0.05 else "")
 
     def to_dict(self):
         d = dict(self.__dict__)
@@ -249,13 +256,21 @@ def _props_failure(run, prop, cell, secs, message):
 
 # --- fuzzing ---------------------------------------------------------------------
 
+# --quick's fuzz campaign: the lazy levels at the doors where they can differ from pre
+FUZZ_QUICK = (PATCHES[1:], ["regular", "direct"])
+
+
 def fuzz_selection(quick):
     """Which configurations the campaign covers: everything but the bounds
-    target (the proofs decide that arithmetic exhaustively); --quick keeps
-    the lazy levels at the doors where they can differ from pre."""
+    target (the proofs decide that arithmetic exhaustively); --quick: FUZZ_QUICK."""
     if quick:
-        return ["--target", "program", "--patch", ",".join(PATCHES[1:]), "--door", "regular,direct"]
+        return ["--target", "program", "--patch", ",".join(FUZZ_QUICK[0]), "--door", ",".join(FUZZ_QUICK[1])]
     return ["--target", "program"]
+
+
+def fuzz_cells(quick):
+    """The cells the campaign can decide (its program-target configurations)."""
+    return cells_of(FUZZ_QUICK[0], ARCHES, FUZZ_QUICK[1]) if quick else list(CELLS)
 
 
 def build_fuzzers(run):
@@ -299,9 +314,17 @@ def run_fuzz(run, seconds):
                                          detail=f"{t['target']} target on {t['name']}"))
     res = Result("fuzz", "ran", evidence=evidence, log=run.rel(log),
                  metrics={"tasks": tasks, "harness_problems": harness, "exit": rc,
-                          "cells_checked": sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks if t["door"]})})
+                          "cells_checked": sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks
+                                                  if t["door"] and not t.get("skipped")})})
+    skipped = [t["name"] + "/" + t["engine"] for t in tasks if t.get("skipped")]
+    # a cell whose every run was skipped was not decided by the campaign: `not run`, not `unknown`
+    ran = set(res.metrics["cells_checked"])
+    res.metrics["cells_not_run"] = sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks
+                                           if t.get("skipped") and t["door"]} - ran)
     if harness:
         res.reason = f"{len(harness)} findings are harness problems (crashes or non-replaying)"
+    if skipped:
+        res.reason += f"{'; ' if res.reason else ''}{len(skipped)} of {len(tasks)} runs skipped: the share ran out"
     return res
 
 

@@ -9,6 +9,8 @@
   `assumption-dependent` when violations exist only here, naming the
   assumption that rules them out (the proofs say which); else `sound`.
 - `unknown`: no technique produced evidence for the cell.
+- `not run`: no technique that ran can decide the cell (`verify --only`):
+  shown, never compared with the expectations.
 """
 from .evidence import CELLS
 
@@ -18,9 +20,19 @@ RESCUES = {
     "": "do_mmap's offset checks (the anon and regular doors refuse these VMAs)",
 }
 RANK = {"sound": 0, "assumption-dependent": 1, "unsound": 2, "unknown": -1}
+NOT_RUN = "not run"
 
 
-def decide(results):
+def judged_cells(results, decides):
+    """The cells the techniques that ran can decide: the union of
+    decides[technique] over the results (a skipped technique decides none, a
+    technique whose budget ran out before a cell names it in cells_not_run)."""
+    return {c for r in results if r.status != "skipped" for c in decides.get(r.technique, [])
+            if c not in r.metrics.get("cells_not_run", [])}
+
+
+def decide(results, judged=CELLS):
+    """One verdict per cell; a cell outside `judged` (and without a violation) is `not run`."""
     evidence = [e for r in results for e in r.evidence]
     cells = {c: {"cell": c, "violations": [], "proved": [], "checked": set()} for c in CELLS}
     for e in evidence:
@@ -43,7 +55,9 @@ def decide(results):
         patch, arch, door = name.split("/")
         v = {"cell": name, "checked_by": sorted(c["checked"]), "proved": sorted(set(c["proved"])),
              "found_by": _found_by(c["violations"]), "smallest": _smallest(c["violations"]), "assumption": ""}
-        if not c["checked"]:
+        if name not in judged and not c["violations"]:
+            v["verdict"] = NOT_RUN
+        elif not c["checked"]:
             v["verdict"] = "unknown"
         elif door != "direct":
             v["verdict"] = "unsound" if c["violations"] else "sound"
@@ -61,7 +75,7 @@ def decide(results):
     for name, v in out.items():
         patch, arch, door = name.split("/")
         pre = out[f"pre/{arch}/{door}"]["verdict"]
-        if patch == "pre" or "unknown" in (pre, v["verdict"]):
+        if patch == "pre" or {"unknown", NOT_RUN} & {pre, v["verdict"]}:
             v["vs_pre"] = ""
         else:
             d = RANK[v["verdict"]] - RANK[pre]
@@ -103,7 +117,12 @@ def load_expected(path):
     return want
 
 
+def differs(got, want):
+    """A mismatch: an expectation that a judged cell does not meet (`not run` cells are not judged)."""
+    return bool(want) and got not in (want, NOT_RUN)
+
+
 def compare(verdicts, expected):
     """Cells whose verdict differs from the shipped expectation."""
     return [(c, expected[c], verdicts[c]["verdict"]) for c in CELLS
-            if c in expected and verdicts[c]["verdict"] != expected[c]]
+            if differs(verdicts[c]["verdict"], expected.get(c, ""))]

@@ -46,8 +46,9 @@ const Command kCommands[] = {
 	{"interleave", fl::cli::interleave_main,
 	 "interleave [FILTERS] [--strategy portfolio|default|bounded|pct|random] [--seed S] [--depth D]\n"
 	 "           [--deviations N] [--seconds T] [--schedules N] [--historic NAME] [--out DIR]\n"
-	 "           [--replay] [--check-expect] [--keep-going] [--quiet] FILE...\n"
-	 "  explore (or replay) schedules of concurrent Programs; exit 1 on a finding\n"},
+	 "           [--replay] [--check-expect] [--keep-going] [--quiet] [--no-lockset] FILE...\n"
+	 "  explore (or replay) schedules of concurrent Programs; exit 1 on a finding\n"
+	 "  (--no-lockset: without the lockset race checker, to measure its cost)\n"},
 	{"reach", fl::cli::reach_main,
 	 "reach [--binary] [--random N --seed S] [FILE|DIR...]\n"
 	 "  what Programs reach on the port: op kinds, geometry buckets, invariant checks (JSON)\n"},

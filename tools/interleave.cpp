@@ -111,10 +111,11 @@ Invariant expected(const Program &p, const Config &c)
 	return Invariant::none;
 }
 
-int replay_one(const std::string &file, const Program &p, const Config &c, bool check_expect, bool quiet)
+int replay_one(const std::string &file, const Program &p, const Config &c, const Values &v, bool check_expect,
+	       bool quiet)
 {
 	sched::Replay rep(interleave::records_of(p));
-	interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep);
+	interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep, v.explore.checks);
 	const bool diverged = o.sched.outcome == sched::Outcome::diverged;
 	if (!quiet || diverged)
 		std::printf("%s %s: %s\n", file.c_str(), c.name().c_str(), o.verdict().c_str());
@@ -177,10 +178,12 @@ int explore_one(const std::string &file, const Program &p, const Config &c, cons
 int interleave_main(const std::vector<std::string> &args)
 {
 	Values v;
-	Options o = parse_options(take_values(args, &v), {"--replay", "--check-expect", "--quiet", "--keep-going"});
+	Options o = parse_options(take_values(args, &v),
+				  {"--replay", "--check-expect", "--quiet", "--keep-going", "--no-lockset"});
 	if (o.files.empty())
 		throw UsageError("interleave: no Program files");
 	v.explore.stop_at_first = !o.has("--keep-going");
+	v.explore.checks.lockset = !o.has("--no-lockset");
 	const bool replay = o.has("--replay") || o.has("--check-expect");
 	if (!replay && !o.has("--quiet"))
 		std::printf("fibers: %s; seed %llu\n", sched::fiber_backend(), (unsigned long long)v.explore.seed);
@@ -195,7 +198,7 @@ int interleave_main(const std::vector<std::string> &args)
 		if (cs.empty())
 			throw UsageError(file + ": no configuration left after the filters");
 		for (const Config &c : cs) {
-			int r = replay ? replay_one(file, p, c, o.has("--check-expect"), o.has("--quiet"))
+			int r = replay ? replay_one(file, p, c, v, o.has("--check-expect"), o.has("--quiet"))
 				       : explore_one(file, p, c, v, o.has("--quiet"));
 			rc = std::max(rc, r);
 		}

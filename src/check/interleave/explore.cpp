@@ -95,7 +95,7 @@ private:
 	// earlier run took it); true if it was a finding.
 	bool one(sched::Strategy &s, const std::string &name, uint64_t *runs, uint64_t *fresh)
 	{
-		ScheduleOutcome o = run_schedule(p_, cfg_, s);
+		ScheduleOutcome o = run_schedule(p_, cfg_, s, o_.checks);
 		r_.schedules++;
 		++*runs;
 		if (seen_.add(o.sched.trace_hash) == ScheduleSet::Seen::fresh)
@@ -113,7 +113,7 @@ private:
 		f.program = finding_program(p_, cfg_, o);
 		// The records alone must reproduce it.
 		sched::Replay rep(o.sched.records);
-		ScheduleOutcome again = run_schedule(f.program, cfg_, rep);
+		ScheduleOutcome again = run_schedule(f.program, cfg_, rep, o_.checks);
 		if (again.verdict() != o.verdict() || again.sched.trace_hash != o.sched.trace_hash)
 			f.replay_error = "the finding's schedule did not replay: first run '" + o.verdict() +
 					 "', replay '" + again.verdict() + "'";

@@ -31,6 +31,7 @@ struct ExploreOptions {
 	double seconds = 10;          // wall-clock budget
 	uint64_t max_schedules = 0;   // 0: no limit
 	bool stop_at_first = true;
+	ScheduleChecks checks;        // every schedule and the finding's replay
 };
 
 struct Finding {

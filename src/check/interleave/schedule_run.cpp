@@ -63,13 +63,18 @@ Invariant invariant_of(sched::Outcome o, const std::string &report)
 
 class Runner {
 public:
-	Runner(const Program &p, const Config &cfg, const Group &g) : p_(p), g_(g), e_(p, cfg), ghost_(e_.machine()) {}
+	Runner(const Program &p, const Config &cfg, const Group &g, const ScheduleChecks &checks)
+		: p_(p), g_(g), checks_(checks), e_(p, cfg), ghost_(e_.machine())
+	{
+	}
 
 	ScheduleOutcome run(sched::Strategy &group_strategy)
 	{
 		sched::DefaultStrategy seq;
 		sched::Scheduler s(seq);
 		s.on_point = [this] { return ghost_.check(); };
+		s.lockset = checks_.lockset;
+		s.access_points = checks_.access_points;
 		ScheduleOutcome out;
 		// Ops before the group: one task.
 		sequential(s, 0, g_.begin, out);
@@ -183,6 +188,7 @@ private:
 
 	const Program &p_;
 	Group g_;
+	ScheduleChecks checks_;
 	Execution e_;
 	FrozenBytes ghost_;
 };
@@ -232,11 +238,12 @@ std::string ScheduleOutcome::verdict() const
 	       ": " + violation.detail;
 }
 
-ScheduleOutcome run_schedule(const Program &p, const Config &cfg, sched::Strategy &group_strategy)
+ScheduleOutcome run_schedule(const Program &p, const Config &cfg, sched::Strategy &group_strategy,
+			     const ScheduleChecks &checks)
 {
 	std::string err;
 	Group g = find_group(p, &err);
-	Runner r(p, cfg, g);
+	Runner r(p, cfg, g, checks);
 	return r.run(group_strategy);
 }
 

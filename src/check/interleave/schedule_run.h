@@ -36,7 +36,14 @@ struct ScheduleOutcome {
 	std::string verdict() const;  // "ok" / "violation NAME at op N: detail"
 };
 
-ScheduleOutcome run_schedule(const Program &, const Config &, sched::Strategy &group_strategy);
+// The checkers a run may switch off or on (measurement, the explorer).
+struct ScheduleChecks {
+	bool lockset = true;         // Scheduler::lockset
+	bool access_points = false;  // Scheduler::access_points
+};
+
+ScheduleOutcome run_schedule(const Program &, const Config &, sched::Strategy &group_strategy,
+			     const ScheduleChecks & = {});
 
 // The program with `records` as its schedule (what a finding writes).
 Program with_schedule(const Program &, const std::vector<sched::Record> &records);

@@ -5,7 +5,8 @@
 // configuration: schedules per second on this core under the random walk
 // and PCT, the decisions and fiber switches one schedule takes, and, for
 // scale, the same Program run sequentially without any scheduler (what the
-// machine alone costs). Rates are per CPU-second of this process. Then the cost of one fiber switch on this build's
+// machine alone costs), and the random walk again without the lockset
+// checker (its cost, side by side). Rates are per CPU-second of this process. Then the cost of one fiber switch on this build's
 // backend. Built in every preset: run it from build/release and from
 // build/default (ASan+UBSan) side by side.
 //
@@ -106,9 +107,11 @@ struct Figures {
 	bool finding = false;
 };
 
-Figures explore_rate(const fl::Program &p, const fl::Config &c, fl::interleave::StrategyKind k, double seconds)
+Figures explore_rate(const fl::Program &p, const fl::Config &c, fl::interleave::StrategyKind k, double seconds,
+		     bool lockset = true)
 {
 	fl::interleave::ExploreOptions o;
+	o.checks.lockset = lockset;
 	o.kind = k;
 	o.seconds = seconds;
 	o.stop_at_first = false;
@@ -181,22 +184,26 @@ int main(int argc, char **argv)
 #endif
 	std::printf("interleave-bench: %s build, fibers %s, %s, %.1f s per figure, rates per CPU-second\n", build,
 		    fl::sched::fiber_backend(), cfg.name().c_str(), seconds);
-	std::printf("%-28s %12s %12s %10s %10s %14s\n", "program", "random/s", "pct/s", "decisions", "switches",
-		    "sequential/s");
-	double sum_rand = 0, sum_pct = 0;
+	std::printf("%-28s %12s %12s %14s %10s %10s %14s\n", "program", "random/s", "pct/s", "random/s -ls",
+		    "decisions", "switches", "sequential/s");
+	double sum_rand = 0, sum_pct = 0, sum_off = 0;
 	for (const std::string &file : files) {
 		fl::Program p = load(file);
 		std::string name = file.substr(file.find_last_of('/') + 1);
 		Figures r = explore_rate(p, cfg, fl::interleave::StrategyKind::random, seconds);
 		Figures q = explore_rate(p, cfg, fl::interleave::StrategyKind::pct, seconds);
+		Figures off = explore_rate(p, cfg, fl::interleave::StrategyKind::random, seconds, false);
 		double seq = sequential_per_second(p, cfg, seconds / 2);
 		sum_rand += r.per_second;
 		sum_pct += q.per_second;
-		std::printf("%-28s %12.0f %12.0f %10.1f %10.1f %14.0f%s\n", name.c_str(), r.per_second, q.per_second,
-			    r.decisions, r.switches, seq, r.finding || q.finding ? "  (a finding: not a fixed kernel?)" : "");
+		sum_off += off.per_second;
+		std::printf("%-28s %12.0f %12.0f %14.0f %10.1f %10.1f %14.0f%s\n", name.c_str(), r.per_second, q.per_second,
+			    off.per_second, r.decisions, r.switches, seq,
+			    r.finding || q.finding ? "  (a finding: not a fixed kernel?)" : "");
 	}
-	std::printf("mean schedules/s: random %.0f, pct %.0f\n", sum_rand / double(files.size()),
-		    sum_pct / double(files.size()));
+	std::printf("mean schedules/s: random %.0f, pct %.0f, random without the lockset checker %.0f (x%.2f)\n",
+		    sum_rand / double(files.size()), sum_pct / double(files.size()), sum_off / double(files.size()),
+		    sum_rand > 0 ? sum_off / sum_rand : 0.0);
 	std::printf("fiber switch (%s): %.1f ns\n", fl::sched::fiber_backend(), switch_ns(2000000));
 	return 0;
 }

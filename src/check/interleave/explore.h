@@ -48,6 +48,7 @@ struct ExploreReport {
 	bool bounded_exhausted = false;             // every schedule within the bound ran
 	uint64_t max_steps = 0;
 	uint64_t decisions = 0, switches = 0;       // summed over every schedule
+	uint64_t linearize_unchecked = 0;           // schedules with too many orders to check (linearize.h)
 	double seconds = 0;
 	std::optional<Finding> finding;
 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "libarena/buddy_linearize.h"
 
-#include <optional>
+#include <algorithm>
 
 #include "base/order_search.h"
 
@@ -22,25 +22,24 @@ std::string op_text(const BuddyOp &op)
 	return text;
 }
 
-// The op as the sequential specification runs it, or nullopt when the
-// concurrent run skipped it (it had no effect). The concurrent runner has
-// rules of its own (a stale, interior or unaligned pointer is never freed,
-// reinit and drain wait until the other CPUs are done): what it left out
-// is left out of the candidates too, else they would all differ there.
-std::optional<BuddyOp> spec_op(BuddyOp op, const std::string &seen)
+// The concurrent runner has rules of its own: a stale, interior or
+// unaligned pointer is never freed (the candidates, pinned runs, follow
+// that rule too), reinit and drain wait until the other CPUs are done. An
+// op it skipped had no effect: the candidates skip it too, in its place
+// (an NMI armed before it still comes after it).
+bool skipped(const std::string &seen) { return starts_with(seen, "skipped"); }
+
+// Where in `order` op k's result is settled: an NMI armed by op k (at=)
+// fires inside its CPU's next op, or right after op k if it is the CPU's
+// last; the prefix pruning needs the position whose prefix decides it.
+size_t settled(const std::vector<BuddyOp> &ops, const std::vector<size_t> &order, size_t k, const std::string &seen)
 {
-	if (starts_with(seen, "skipped"))
-		return std::nullopt;
-	auto not_live = [](const Target &t) { return t.kind != Target::live && t.kind != Target::null; };
-	if (op.kind == BuddyOp::nmi_free && not_live(op.target))
-		return std::nullopt;
-	if (op.kind == BuddyOp::free && op.has_nmi && not_live(op.nmi_target))
-		op.has_nmi = false;
-	if (op.kind == BuddyOp::free_bulk)
-		for (Target &t : op.targets)
-			if (not_live(t))
-				t = Target{};
-	return op;
+	if (!starts_with(seen, "armed"))
+		return k;
+	for (size_t j = k + 1; j < order.size(); j++)
+		if (ops[order[j]].cpu == ops[order[k]].cpu)
+			return j;
+	return k;
 }
 
 }  // namespace
@@ -49,57 +48,59 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 {
 	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size())
 		return;
-	// The ops the candidates run (ids 0..n-1) and the program op each is.
-	std::vector<BuddyOp> ops;
-	std::vector<size_t> index;
-	for (size_t i = 0; i < p.ops.size(); i++)
-		if (std::optional<BuddyOp> op = spec_op(p.ops[i], v.results[i])) {
-			ops.push_back(*op);
-			index.push_back(i);
-		}
+	const std::vector<BuddyOp> &ops = p.ops;  // op ids are program indices
 	OrderSearch search;
 	for (size_t id = 0; id < ops.size(); id++) {
 		if (search.threads.size() <= ops[id].cpu)
 			search.threads.resize(size_t(ops[id].cpu) + 1);
 		search.threads[ops[id].cpu].push_back(id);
 	}
-	std::vector<size_t> rank_of(p.ops.size(), p.ops.size());
+	search.rank.assign(ops.size(), ops.size());
 	for (size_t k = 0; k < v.completion.size(); k++)
-		if (v.completion[k] < rank_of.size())
-			rank_of[v.completion[k]] = k;
-	for (size_t i : index)
-		search.rank.push_back(rank_of[i]);
+		if (v.completion[k] < ops.size())
+			search.rank[v.completion[k]] = k;
 
 	BuddyProgram q;
 	q.level = p.level;
 	BuddyPins pins;
 	std::vector<size_t> closest;
-	size_t closest_pos = 0;
+	size_t closest_pos = 0, closest_op = 0;  // where it is settled, the op that differs
 	std::string closest_got;
 	const OrderResult r = search_orders(search, [&](const std::vector<size_t> &order) -> size_t {
 		q.ops.clear();
 		pins.orig.clear();
 		pins.refs.clear();
+		pins.skipped.clear();
 		for (size_t id : order) {
+			const std::string &seen = v.results[id];
+			pins.skipped.push_back(skipped(seen) ? seen : std::string());
 			q.ops.push_back(ops[id]);
-			pins.orig.push_back(index[id]);
-			pins.refs.push_back(v.refs[index[id]]);
+			pins.orig.push_back(id);
+			pins.refs.push_back(v.refs[id]);
 		}
 		const BuddyVerdict w = run_buddy_program(q, pins);
-		size_t bad = kMatch;
+		// The first settled difference, and which op's; nothing past a
+		// failure of the sequential run's own checks is compared.
+		size_t bad = kMatch, bad_op = 0;
 		std::string got;
-		for (size_t k = 0; k < order.size() && bad == kMatch; k++) {
-			if (!w.ok && w.op <= k) {
-				bad = k;
-				got = "a sequential failure: " + w.what;
-			} else if (w.results[k] != v.results[index[order[k]]]) {
-				bad = k;
+		const size_t failed = w.ok ? order.size() : std::min<size_t>(w.op, order.size() - 1);
+		for (size_t k = 0; k < order.size(); k++) {
+			const std::string &seen = v.results[order[k]];
+			const size_t at = settled(ops, order, k, seen);
+			if (at < failed && at < bad && w.results[k] != seen) {
+				bad = at;
+				bad_op = k;
 				got = w.results[k];
 			}
+		}
+		if (failed < order.size() && failed < bad) {
+			bad = bad_op = failed;
+			got = "a sequential failure: " + w.what;
 		}
 		if (bad != kMatch && (closest.empty() || bad > closest_pos)) {
 			closest = order;
 			closest_pos = bad;
+			closest_op = bad_op;
 			closest_got = got;
 		}
 		return bad;
@@ -118,13 +119,13 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 			   std::to_string(r.replays) + " replayed after pruning); observed:";
 	for (size_t t = 0; t < search.threads.size(); t++)
 		for (size_t id : search.threads[t])
-			what += "\n    CPU " + std::to_string(t) + ": op " + std::to_string(index[id] + 1) + " " +
-				op_text(p.ops[index[id]]) + " -> " +
-				v.results[index[id]];
+			what += "\n    CPU " + std::to_string(t) + ": op " + std::to_string(id + 1) + " " +
+				op_text(p.ops[id]) + " -> " +
+				v.results[id];
 	what += "\n  closest order:";
 	for (size_t id : closest)
-		what += " op " + std::to_string(index[id] + 1);
-	const size_t op = index[closest[closest_pos]];
+		what += " op " + std::to_string(id + 1);
+	const size_t op = closest[closest_op];
 	what += "\n  first difference: op " + std::to_string(op + 1) + " " + op_text(p.ops[op]) + ": sequentially -> " + closest_got +
 		", observed -> " + v.results[op];
 	v.ok = false;

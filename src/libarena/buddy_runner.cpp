@@ -93,6 +93,14 @@ private:
 	bool alloc(size_t i, buddy_ctx *b, u64 size);
 	bool nmi(size_t i, const BuddyOp &op, bool inside);
 	void run_cpu(int cpu);
+	void end_nmi(int cpu);
+	bool last_of_cpu(size_t i) const
+	{
+		for (size_t j = i + 1; j < p_.ops.size(); j++)
+			if (p_.ops[j].cpu == p_.ops[i].cpu)
+				return false;
+		return true;
+	}
 
 	static void at_point(void *self, buddy_ctx *b, const sched::Label &label);
 
@@ -352,7 +360,7 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 		v_.trace.back() += " free";
 		// slot 1: the NMI a free carries (nmi=), else the nmi_free's own target
 		const size_t slot = i < p_.ops.size() && p_.ops[i].kind == BuddyOp::free ? 1 : 0;
-		if (!resolve_at(i, slot, op.target, &addr) || (concurrent_ && op.target.kind != Target::live && addr)) {
+		if (!resolve_at(i, slot, op.target, &addr) || ((concurrent_ || pins_) && op.target.kind != Target::live && addr)) {
 			outcome(i, "skipped");
 		} else if (nmi_level(p_.level) && std::find(deferred_.begin(), deferred_.end(), addr) != deferred_.end()) {
 			// Freeing an object twice in NMI links it into the deferred list
@@ -442,8 +450,15 @@ bool Runner::step(size_t i, const BuddyOp &op)
 	u64 addr = 0;
 	// Concurrent runs free only live objects: a stale or interior pointer
 	// is another CPU's business mid-op (the error contract is sequential).
-	auto concurrent_skip = [&](const Target &t) { return concurrent_ && t.kind != Target::live && t.kind != Target::null; };
+	// (pinned: the linearizability check's candidates follow the same rule)
+	auto concurrent_skip = [&](const Target &t) {
+		return (concurrent_ || pins_) && t.kind != Target::live && t.kind != Target::null;
+	};
 
+	if (pins_ && !pins_->skipped[i].empty()) {  // as the pinned run skipped it
+		outcome(i, pins_->skipped[i]);
+		return true;
+	}
 	if (would_skip(op, i)) {
 		outcome(i, "skipped (D2: a cache holds the object it frees again)");
 		return true;
@@ -622,12 +637,18 @@ void Runner::run_cpu(int cpu)
 	for (size_t i = 0; i < p_.ops.size() && v_.ok; i++)
 		if (p_.ops[i].cpu == cpu)
 			op_and_checks(i, p_.ops[i]);
-	if (v_.ok && armed_[cpu]) {  // armed by the CPU's last op: it comes at the end
-		const BuddyOp n = *armed_[cpu];
-		armed_[cpu].reset();
-		if (nmi(armed_op_[cpu], n, false))
-			check(armed_op_[cpu]);
-	}
+	end_nmi(cpu);
+}
+
+// An NMI armed by the CPU's last op comes at the end (of its task, when concurrent).
+void Runner::end_nmi(int cpu)
+{
+	if (!v_.ok || !armed_[cpu])
+		return;
+	const BuddyOp n = *armed_[cpu];
+	armed_[cpu].reset();
+	if (nmi(armed_op_[cpu], n, false))
+		check(armed_op_[cpu]);
 }
 
 BuddyVerdict Runner::run(sched::Strategy *strategy)
@@ -635,15 +656,15 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 	if (!start())
 		return v_;
 	if (!p_.concurrent) {
-		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++)
+		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
 			op_and_checks(i, p_.ops[i]);
+			// (pinned: the linearizability check's candidates) as in a
+			// concurrent run, right after the CPU's last op
+			if (pins_ && last_of_cpu(i))
+				end_nmi(p_.ops[i].cpu);
+		}
 		for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
-			if (armed_[c]) {  // armed by the CPU's last op: it comes at the end
-				const BuddyOp n = *armed_[c];
-				armed_[c].reset();
-				if (nmi(armed_op_[c], n, false))
-					check(armed_op_[c]);
-			}
+			end_nmi(c);
 		return v_;
 	}
 	concurrent_ = true;

@@ -42,9 +42,12 @@ BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s);
 // A sequential Program whose op k's pointers name the objects refs[k] names
 // (objects named by the ops that allocated them, orig[k]: op k's index in the
 // Program refs came from), not roles: the linearizability check's candidates.
+// skipped[k]: op k is skipped with that outcome, as the concurrent run
+// skipped it (its own rules: reinit and drain wait for the other CPUs).
 struct BuddyPins {
 	std::vector<size_t> orig;
 	std::vector<std::vector<u64>> refs;
+	std::vector<std::string> skipped;
 };
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
 

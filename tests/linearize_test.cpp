@@ -61,6 +61,22 @@ TEST(OrderSearch, PrunesEveryOrderWithADeadPrefix)
 	EXPECT_EQ(tried.size(), 2u);
 }
 
+TEST(OrderSearch, RunningOutOfReplaysIsUndecidedNotAPass)
+{
+	OrderSearch s;
+	s.threads = {{0}, {1}, {2}};
+	s.cap = 3;
+	const auto last_differs = [](const std::vector<size_t> &o) { return o.size() - 1; };
+	OrderResult r = search_orders(s, last_differs);
+	EXPECT_EQ(r.kind, OrderResult::too_many);
+	EXPECT_EQ(r.replays, 3u);
+	EXPECT_EQ(r.orders, 6u);
+	s.cap = 6;
+	r = search_orders(s, last_differs);
+	EXPECT_EQ(r.kind, OrderResult::not_linearizable);
+	EXPECT_EQ(r.replays, 6u);
+}
+
 TEST(Linearize, ObservedRunPassesAndATamperedResultIsReported)
 {
 	Program p = parse(kGroup);
@@ -126,9 +142,9 @@ TEST(Linearize, TooManyOrdersIsANoteNotAPass)
 	Trace bad = o.trace;
 	bad.events[2].ret = 0;
 	interleave::LinearizeResult r =
-		interleave::check_linearizable(p, kV2, interleave::find_group(p, &err), bad, {0, 1, 2}, /*cap=*/5);
+		interleave::check_linearizable(p, kV2, interleave::find_group(p, &err), bad, {0, 1, 2}, /*cap=*/1);
 	EXPECT_FALSE(r.violation);
-	EXPECT_EQ(r.replays, 0u);
+	EXPECT_EQ(r.replays, 1u);
 	EXPECT_NE(r.note.find("not checked: too many orders"), std::string::npos) << r.note;
 }
 

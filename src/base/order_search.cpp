@@ -28,6 +28,8 @@ uint64_t count_orders(const std::vector<std::vector<size_t>> &threads, uint64_t 
 
 namespace {
 
+constexpr uint64_t kCountLimit = uint64_t(1) << 62;
+
 class Search {
 public:
 	Search(const OrderSearch &s, const OrderReplay &replay) : s_(s), replay_(replay), next_(s.threads.size())
@@ -38,12 +40,9 @@ public:
 
 	OrderResult run()
 	{
-		r_.orders = count_orders(s_.threads, s_.cap);
-		if (r_.orders > s_.cap) {
-			r_.kind = OrderResult::too_many;
-			return r_;
-		}
-		r_.kind = dfs(0) ? OrderResult::linearizable : OrderResult::not_linearizable;
+		r_.orders = count_orders(s_.threads, kCountLimit);
+		const bool found = dfs(0);
+		r_.kind = found ? OrderResult::linearizable : out_ ? OrderResult::too_many : OrderResult::not_linearizable;
 		return r_;
 	}
 
@@ -55,6 +54,10 @@ private:
 	bool dfs(size_t depth)
 	{
 		if (depth == n_) {
+			if (r_.replays >= s_.cap) {
+				out_ = true;  // undecided: never a pass
+				return false;
+			}
 			r_.replays++;
 			const size_t bad = replay_(order_);
 			if (bad == kMatch) {
@@ -84,7 +87,7 @@ private:
 			order_.pop_back();
 			if (found)
 				return true;
-			if (fail_ < depth)
+			if (out_ || fail_ < depth)
 				return false;  // an earlier choice is already wrong
 		}
 		fail_ = depth ? depth - 1 : 0;  // every choice here failed: the parent's is dead
@@ -97,6 +100,7 @@ private:
 	std::vector<size_t> next_;  // per thread: its next op's position
 	std::vector<size_t> order_;
 	size_t fail_ = 0;
+	bool out_ = false;  // the cap on replays ran out
 	OrderResult r_;
 };
 

@@ -23,12 +23,14 @@ struct OrderSearch {
 	// rank[id]: where op id completed in the observed run (children are
 	// tried in rank order, so the first leaf is the completion order).
 	std::vector<size_t> rank;
-	uint64_t cap = 5000;  // more orders than this: not checked (too_many)
+	// Orders replayed at most (the pruned ones are not counted): undecided
+	// after that many is too_many, not checked, never a pass.
+	uint64_t cap = 5000;
 };
 
 struct OrderResult {
 	enum Kind : uint8_t { linearizable, not_linearizable, too_many } kind = linearizable;
-	uint64_t orders = 0;   // the multinomial count, saturated at cap + 1
+	uint64_t orders = 0;   // the multinomial count (saturated at 2^62)
 	uint64_t replays = 0;  // leaves replayed (the rest were pruned)
 	// linearizable: the order that matched; otherwise the closest one tried
 	// (the latest first difference) and that position (n: only ops after

@@ -39,6 +39,7 @@ BuddyExploreReport explore_buddy(const BuddyProgram &p0, const BuddyExploreOptio
 			v = run_buddy_program(p, s);
 		}
 		r.schedules++;
+		r.linearize_unchecked += !v.linearize_note.empty();
 		k = std::max(k, v.steps);
 		if (v.bad_input) {
 			r.finding = BuddyFinding{name, r.schedules, elapsed(), p, v, ""};

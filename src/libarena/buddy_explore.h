@@ -32,6 +32,7 @@ struct BuddyFinding {
 
 struct BuddyExploreReport {
 	uint64_t schedules = 0;
+	uint64_t linearize_unchecked = 0;  // schedules with too many orders to check (buddy_linearize.h)
 	double seconds = 0;
 	std::optional<BuddyFinding> finding;
 };

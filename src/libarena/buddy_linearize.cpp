@@ -109,7 +109,8 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	case OrderResult::linearizable:
 		return;
 	case OrderResult::too_many:
-		v.linearize_note = "linearizability not checked: too many orders (more than " + std::to_string(search.cap) + ")";
+		v.linearize_note = "linearizability not checked: too many orders (" + std::to_string(r.orders) + ", " +
+				   std::to_string(search.cap) + " replayed without a decision)";
 		return;
 	case OrderResult::not_linearizable:
 		break;

@@ -139,7 +139,8 @@ LinearizeResult check_linearizable(const Program &p, const Config &cfg, const Gr
 	case OrderResult::linearizable:
 		break;
 	case OrderResult::too_many:
-		out.note = "linearizability not checked: too many orders (more than " + std::to_string(cap) + ")";
+		out.note = "linearizability not checked: too many orders (" + std::to_string(r.orders) + ", " +
+			   std::to_string(cap) + " replayed without a decision)";
 		break;
 	case OrderResult::not_linearizable:
 		out.violation = Violation{Invariant::not_linearizable, spec.history(r)};

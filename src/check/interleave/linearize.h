@@ -24,7 +24,7 @@ namespace fl::interleave {
 struct LinearizeResult {
 	Violation violation;  // not_linearizable, with the history
 	size_t op = 0;        // the program op where the closest order first differs
-	std::string note;     // "not checked: too many orders (...)" when over the cap
+	std::string note;     // "not checked: too many orders (...)": the cap on replays ran out
 	uint64_t replays = 0;
 };
 

@@ -119,6 +119,8 @@ int replay_one(const std::string &file, const Program &p, const Config &c, const
 	const bool diverged = o.sched.outcome == sched::Outcome::diverged;
 	if (!quiet || diverged)
 		std::printf("%s %s: %s\n", file.c_str(), c.name().c_str(), o.verdict().c_str());
+	if (!o.linearize_note.empty())
+		std::printf("%s %s: %s\n", file.c_str(), c.name().c_str(), o.linearize_note.c_str());
 	if (diverged) {
 		std::fprintf(stderr, "faultline: %s: %s: the schedule diverged: %s\n", file.c_str(), c.name().c_str(),
 			     o.sched.report.c_str());
@@ -151,6 +153,9 @@ int explore_one(const std::string &file, const Program &p, const Config &c, cons
 		    r.bounded_exhausted ? ", exhausted" : "", (ull)r.pct, (ull)r.pct_new, (ull)r.random,
 		    (ull)r.random_new, r.seconds, r.seconds > 0 ? double(r.schedules) / r.seconds : 0.0,
 		    (ull)r.max_steps, r.finding ? "FINDING" : "no finding");
+	if (r.linearize_unchecked)
+		std::printf("  linearizability not checked on %llu schedules: too many orders\n",
+			    (unsigned long long)r.linearize_unchecked);
 	if (!r.finding)
 		return 0;
 	const interleave::Finding &f = *r.finding;

@@ -22,6 +22,7 @@ constexpr Invariant kInvariants[] = {
 	Invariant::livelock,
 	Invariant::use_after_free,
 	Invariant::contents,
+	Invariant::not_linearizable,
 };
 
 }  // namespace
@@ -44,6 +45,7 @@ const char *to_string(Invariant i)
 	case Invariant::livelock: return "livelock";
 	case Invariant::use_after_free: return "use_after_free";
 	case Invariant::contents: return "contents";
+	case Invariant::not_linearizable: return "not_linearizable";
 	}
 	return "?";
 }

@@ -27,6 +27,7 @@ enum class Invariant : uint8_t {
 	livelock,         // the step cap passed without the tasks finishing
 	use_after_free,   // (KASAN) the port touched a freed VMA or arena vma_list entry
 	contents,         // a lookup or user load returns the bytes last written there (check/contents.h)
+	not_linearizable, // a concurrent group's results are those of no sequential order (interleave/linearize.h)
 };
 
 const char *to_string(Invariant);

@@ -42,6 +42,7 @@ BuddyExploreReport explore_buddy(const BuddyProgram &p0, const BuddyExploreOptio
 		}
 		r.schedules++;
 		seen.add(v.trace_hash);
+		r.linearize_unchecked += !v.linearize_note.empty();
 		k = std::max(k, v.steps);
 		if (v.bad_input) {
 			r.finding = BuddyFinding{name, r.schedules, elapsed(), p, v, ""};

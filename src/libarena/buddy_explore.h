@@ -36,6 +36,7 @@ struct BuddyExploreReport {
 	// search here, so nothing is ever exhausted): distinct + repeats +
 	// unclassified == schedules.
 	uint64_t distinct = 0, repeats = 0, unclassified = 0;
+	uint64_t linearize_unchecked = 0;  // schedules with too many orders to check (buddy_linearize.h)
 	double seconds = 0;
 	std::optional<BuddyFinding> finding;
 };

@@ -2,10 +2,13 @@
 #include "libarena/buddy_runner.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "base/sched/strategy.h"
+#include "base/order_search.h"
 #include "libarena/buddy_invariants.h"
+#include "libarena/buddy_linearize.h"
 
 namespace fl::libarena {
 
@@ -15,7 +18,7 @@ bool nmi_level(buddy_level l) { return l == buddy_level::nmi_deferred || l == bu
 
 class Runner {
 public:
-	explicit Runner(const BuddyProgram &p) : p_(p)
+	explicit Runner(const BuddyProgram &p, const BuddyPins *pins = nullptr) : p_(p), pins_(pins)
 	{
 		b_.level = p.level;
 		b_.buddy = arena_.base() + (u64(ARENA_PAGES) - 1) * __PAGE_SIZE;  // among the arena globals
@@ -37,18 +40,35 @@ public:
 	}
 	const BuddyVerdict &verdict() const { return v_; }
 	size_t live_objects() const { return live_order_.size(); }
-	bool would_skip(const BuddyOp &op);
+	bool would_skip(const BuddyOp &op, size_t i = SIZE_MAX);  // i: the op's index, if it is the next one
 
 private:
 	bool resolve(const Target &t, u64 *addr) const;
+	bool resolve_at(size_t i, size_t slot, const Target &t, u64 *addr);
+	// An object's name across runs: the op that allocated it (its program
+	// index) and which of that op's objects it is.
+	u64 ref_id(size_t i, u64 k) const { return (u64(pins_ ? pins_->orig[i] : i) + 1) << 8 | k; }
 	bool live(u64 a) const { return shadow_.live.count(a) != 0; }
-	void add_live(u64 a, u64 order);
+	void add_live(u64 a, u64 order, u64 ref);
 	void remove_live(u64 a);
 	int shadow_free(u64 a) { return live(a) ? (remove_live(a), 0) : -EINVAL; }
 	int shadow_drain();
 	bool cached(u64 a);
 	bool held(u64 a);
 	bool fail(size_t i, std::string what);
+	// What op i returned: on its trace line, and in v_.results (linearizability).
+	void outcome(size_t i, const std::string &text)
+	{
+		v_.trace.back() += "  -> " + text;
+		result(i, text);
+	}
+	void result(size_t i, const std::string &text)
+	{
+		if (i >= v_.results.size())
+			return;  // the end-of-run drain
+		std::string &r = v_.results[i];
+		r += r.empty() ? text : "; " + text;
+	}
 	bool quiescent() const { return std::none_of(busy_, busy_ + BUDDY_NR_CPUS, [](bool x) { return x; }); }
 	// (concurrent) every other CPU has run all its ops: nothing can interleave
 	bool alone(int cpu) const
@@ -73,10 +93,20 @@ private:
 	bool alloc(size_t i, buddy_ctx *b, u64 size);
 	bool nmi(size_t i, const BuddyOp &op, bool inside);
 	void run_cpu(int cpu);
+	void end_nmi(int cpu);
+	bool last_of_cpu(size_t i) const
+	{
+		for (size_t j = i + 1; j < p_.ops.size(); j++)
+			if (p_.ops[j].cpu == p_.ops[i].cpu)
+				return false;
+		return true;
+	}
 
 	static void at_point(void *self, buddy_ctx *b, const sched::Label &label);
 
 	const BuddyProgram &p_;
+	const BuddyPins *pins_;
+	std::map<u64, u64> ref_of_, addr_of_;  // object address <-> ref_id, latest allocation
 	Arena arena_;
 	buddy_faults faults_;
 	buddy_ctx b_{&arena_, 0, &faults_};
@@ -126,9 +156,38 @@ bool Runner::resolve(const Target &t, u64 *addr) const
 	}
 }
 
-void Runner::add_live(u64 a, u64 order)
+// Op i's slot-th pointer: by role, noting which object that is (v_.refs);
+// with pins, the object the pinned run's op named, wherever it is now.
+bool Runner::resolve_at(size_t i, size_t slot, const Target &t, u64 *addr)
+{
+	const u64 off = t.kind == Target::interior ? 16 : t.kind == Target::unaligned ? 1 : 0;
+	if (pins_) {
+		*addr = 0;
+		const u64 ref = i < pins_->refs.size() && slot < pins_->refs[i].size() ? pins_->refs[i][slot] : 0;
+		if (!ref)
+			return t.kind == Target::null;
+		const auto it = addr_of_.find(ref);
+		if (it == addr_of_.end())
+			return false;  // not allocated yet in this order
+		*addr = it->second + off;
+		return true;
+	}
+	const bool ok = resolve(t, addr);
+	if (i < v_.refs.size()) {
+		std::vector<u64> &r = v_.refs[i];
+		if (r.size() <= slot)
+			r.resize(slot + 1);
+		const auto it = ref_of_.find(*addr - off);
+		r[slot] = ok && *addr && it != ref_of_.end() ? it->second : 0;
+	}
+	return ok;
+}
+
+void Runner::add_live(u64 a, u64 order, u64 ref)
 {
 	arena_.handed_over(a, a + (BUDDY_MIN_ALLOC_BYTES << order));
+	ref_of_[a] = ref;
+	addr_of_[ref] = a;
 	shadow_.live[a] = order;
 	live_order_.push_back(a);
 }
@@ -187,7 +246,7 @@ bool Runner::fail(size_t i, std::string what)
 
 bool Runner::expect(size_t i, const char *what, s64 got, s64 want)
 {
-	v_.trace.back() += std::string("  -> ") + std::to_string(got);
+	outcome(i, std::to_string(got));
 	if (got == want)
 		return true;
 	return fail(i, std::string("I12: ") + what + " returned " + std::to_string(got) + ", expected " +
@@ -269,7 +328,7 @@ bool Runner::alloc(size_t i, buddy_ctx *b, u64 size)
 	const u32 owner = arena_.load32(b_.buddy + BUDDY_LOCK);
 	const bool this_cpu_locked = owner == u32(b->cpu) + 1;
 	const u64 a = buddy_alloc(b, size);
-	v_.trace.back() += a ? "  -> object" : "  -> NULL";
+	outcome(i, a ? "object" : "NULL");
 	// NULL: an invalid size; an NMI at the nmi levels; an NMI over this CPU's lock holder
 	// (before: always; series: unless its cache served it)
 	const bool may_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked));
@@ -281,7 +340,7 @@ bool Runner::alloc(size_t i, buddy_ctx *b, u64 size)
 	if (a && live(a))
 		return fail(i, "I1: alloc handed out a live object again");
 	if (a)
-		add_live(a, order);
+		add_live(a, order, ref_id(i, 0));
 	return true;
 }
 
@@ -294,6 +353,7 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 	sched::InNmi in_nmi;
 	const bool was_busy = busy_[op.cpu];
 	busy_[op.cpu] = true;
+	result(i, "NMI");
 	v_.trace.push_back("  NMI on CPU " + std::to_string(op.cpu) + (inside ? " at " + op.at : std::string(" between ops")) +
 			   ":");
 	bool ok = true;
@@ -303,19 +363,21 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 	} else {
 		u64 addr = 0;
 		v_.trace.back() += " free";
-		if (!resolve(op.target, &addr) || (concurrent_ && op.target.kind != Target::live && addr)) {
-			v_.trace.back() += "  -> skipped";
+		// slot 1: the NMI a free carries (nmi=), else the nmi_free's own target
+		const size_t slot = i < p_.ops.size() && p_.ops[i].kind == BuddyOp::free ? 1 : 0;
+		if (!resolve_at(i, slot, op.target, &addr) || ((concurrent_ || pins_) && op.target.kind != Target::live && addr)) {
+			outcome(i, "skipped");
 		} else if (nmi_level(p_.level) && std::find(deferred_.begin(), deferred_.end(), addr) != deferred_.end()) {
 			// Freeing an object twice in NMI links it into the deferred list
 			// twice: a cycle only the may_goto budget ends. A known misuse.
-			v_.trace.back() += "  -> skipped (already freed in NMI)";
+			outcome(i, "skipped (already freed in NMI)");
 		} else if (has_caches(p_.level) && addr && !live(addr) && addr % 16 == 0 &&
 			   (held(addr) || std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, addr))) {
 			// the interrupted free's own object still has its bit: a double free
 			// the lockless check cannot see, as a cached one's (a libFuzzer
 			// finding); so has one in the LIFO of the CPU the NMI interrupts,
 			// which the cache check skips mid-update (an AFL++ finding)
-			v_.trace.back() += "  -> skipped (D2: a cache holds it, or a free in flight)";
+			outcome(i, "skipped (D2: a cache holds it, or a free in flight)");
 		} else {
 			const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(op.cpu) + 1;
 			int want;
@@ -344,7 +406,7 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 	return ok;
 }
 
-bool Runner::would_skip(const BuddyOp &op)
+bool Runner::would_skip(const BuddyOp &op, size_t i)
 {
 	if (!has_caches(p_.level))
 		return false;
@@ -355,7 +417,7 @@ bool Runner::would_skip(const BuddyOp &op)
 		return false;
 	for (const Target &t : ts) {
 		u64 a = 0;
-		if (resolve(t, &a) && a && !live(a) && a % 16 == 0 && cached(a))
+		if (resolve_at(i, size_t(&t - ts.data()), t, &a) && a && !live(a) && a % 16 == 0 && cached(a))
 			return true;
 	}
 	return false;
@@ -371,6 +433,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	cur_op_[c] = i;
 	bool ok = step(i, op);
 	busy_[c] = false;
+	v_.completion.push_back(i);
 	if (ok && pending && armed_[c] && armed_seq_[c] == seq) {
 		const BuddyOp n = *armed_[c];
 		armed_[c].reset();
@@ -392,10 +455,17 @@ bool Runner::step(size_t i, const BuddyOp &op)
 	u64 addr = 0;
 	// Concurrent runs free only live objects: a stale or interior pointer
 	// is another CPU's business mid-op (the error contract is sequential).
-	auto concurrent_skip = [&](const Target &t) { return concurrent_ && t.kind != Target::live && t.kind != Target::null; };
+	// (pinned: the linearizability check's candidates follow the same rule)
+	auto concurrent_skip = [&](const Target &t) {
+		return (concurrent_ || pins_) && t.kind != Target::live && t.kind != Target::null;
+	};
 
-	if (would_skip(op)) {
-		v_.trace.back() += "  -> skipped (D2: a cache holds the object it frees again)";
+	if (pins_ && !pins_->skipped[i].empty()) {  // as the pinned run skipped it
+		outcome(i, pins_->skipped[i]);
+		return true;
+	}
+	if (would_skip(op, i)) {
+		outcome(i, "skipped (D2: a cache holds the object it frees again)");
 		return true;
 	}
 	switch (op.kind) {
@@ -406,7 +476,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		if (op.at.empty())
 			return nmi(i, op, false);
 		arm(op, i);
-		v_.trace.back() += "  -> armed";
+		outcome(i, "armed");
 		return true;
 	case BuddyOp::bulk: {
 		const u64 order = size_to_order(op.size);
@@ -422,13 +492,13 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		for (u64 k = 0; ret == 0 && k < (1u << op.norder); k++) {
 			if (live(out[k]))
 				return fail(i, "I1: bulk handed out a live object again");
-			add_live(out[k], order);
+			add_live(out[k], order, ref_id(i, k));
 		}
 		return true;
 	}
 	case BuddyOp::free: {
-		if (!resolve(op.target, &addr) || concurrent_skip(op.target)) {
-			v_.trace.back() += "  -> skipped";
+		if (!resolve_at(i, 0, op.target, &addr) || concurrent_skip(op.target)) {
+			outcome(i, "skipped");
 			return true;
 		}
 		const bool with_nmi = op.has_nmi && addr && !armed_[op.cpu];
@@ -475,7 +545,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		for (const Target &t : op.targets) {
 			u64 a = 0;
 			if (!concurrent_skip(t))
-				resolve(t, &a);
+				resolve_at(i, addrs.size(), t, &a);
 			addrs.push_back(a);
 		}
 		int want = 0;
@@ -500,8 +570,8 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		return expect(i, "free_bulk", ret, want);
 	}
 	case BuddyOp::store: {
-		if (!resolve(op.target, &addr)) {
-			v_.trace.back() += "  -> skipped";
+		if (!resolve_at(i, 0, op.target, &addr) || (pins_ && !live(addr))) {
+			outcome(i, "skipped");
 			return true;
 		}
 		const u64 size = 16ull << shadow_.live[addr];
@@ -509,7 +579,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		// more: the deferred push wrote its link at that address, unchecked
 		// (an interior or unaligned free is refused only at the drain).
 		if (std::any_of(deferred_.begin(), deferred_.end(), [&](u64 d) { return d >= addr && d < addr + size; })) {
-			v_.trace.back() += "  -> skipped";
+			outcome(i, "skipped");
 			return true;
 		}
 		const u64 off = 8 * ((op.value >> 3) % (size / 8));
@@ -523,7 +593,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 	}
 	case BuddyOp::drain: {
 		if (concurrent_ && !alone(op.cpu)) {
-			v_.trace.back() += "  -> skipped (another CPU still runs ops)";
+			outcome(i, "skipped (another CPU still runs ops)");
 			return true;
 		}
 		if (sched_)
@@ -546,7 +616,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 	}
 	case BuddyOp::reinit:
 		if (concurrent_ && !alone(op.cpu)) {
-			v_.trace.back() += "  -> skipped (another CPU still runs ops)";
+			outcome(i, "skipped (another CPU still runs ops)");
 			return true;
 		}
 		if (sched_)
@@ -563,6 +633,8 @@ bool Runner::step(size_t i, const BuddyOp &op)
 
 bool Runner::start()
 {
+	v_.results.resize(p_.ops.size());
+	v_.refs.resize(p_.ops.size());
 	v_.trace.push_back(std::string("level ") + to_string(p_.level));
 	if (!arena_.ok() || buddy_init(&b_) != 0)
 		return fail(0, "the arena or buddy_init failed");
@@ -574,12 +646,18 @@ void Runner::run_cpu(int cpu)
 	for (size_t i = 0; i < p_.ops.size() && v_.ok; i++)
 		if (p_.ops[i].cpu == cpu)
 			op_and_checks(i, p_.ops[i]);
-	if (v_.ok && armed_[cpu]) {  // armed by the CPU's last op: it comes at the end
-		const BuddyOp n = *armed_[cpu];
-		armed_[cpu].reset();
-		if (nmi(armed_op_[cpu], n, false))
-			check(armed_op_[cpu]);
-	}
+	end_nmi(cpu);
+}
+
+// An NMI armed by the CPU's last op comes at the end (of its task, when concurrent).
+void Runner::end_nmi(int cpu)
+{
+	if (!v_.ok || !armed_[cpu])
+		return;
+	const BuddyOp n = *armed_[cpu];
+	armed_[cpu].reset();
+	if (nmi(armed_op_[cpu], n, false))
+		check(armed_op_[cpu]);
 }
 
 BuddyVerdict Runner::run(sched::Strategy *strategy)
@@ -587,15 +665,15 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 	if (!start())
 		return v_;
 	if (!p_.concurrent) {
-		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++)
+		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
 			op_and_checks(i, p_.ops[i]);
+			// (pinned: the linearizability check's candidates) as in a
+			// concurrent run, right after the CPU's last op
+			if (pins_ && last_of_cpu(i))
+				end_nmi(p_.ops[i].cpu);
+		}
 		for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
-			if (armed_[c]) {  // armed by the CPU's last op: it comes at the end
-				const BuddyOp n = *armed_[c];
-				armed_[c].reset();
-				if (nmi(armed_op_[c], n, false))
-					check(armed_op_[c]);
-			}
+			end_nmi(c);
 		return v_;
 	}
 	concurrent_ = true;
@@ -638,12 +716,23 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p)
 {
-	return Runner(p).run(nullptr);
+	BuddyVerdict v = Runner(p).run(nullptr);
+	if (p.concurrent && linearize_enabled())
+		check_buddy_linearizable(p, v);
+	return v;
+}
+
+BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins)
+{
+	return Runner(p, &pins).run(nullptr);
 }
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s)
 {
-	return Runner(p).run(&s);
+	BuddyVerdict v = Runner(p).run(&s);
+	if (linearize_enabled())
+		check_buddy_linearizable(p, v);
+	return v;
 }
 
 struct BuddySession::Impl {

@@ -24,12 +24,32 @@ struct BuddyVerdict {
 	std::vector<sched::Record> records;  // concurrent: the schedule's non-default picks
 	uint64_t steps = 0;                  // concurrent: decisions with >= 2 runnable CPUs
 	uint64_t trace_hash = 0;
+	// Per op, what it returned ("object", "NULL", "0", "-22", "skipped",
+	// "NMI; 0" for an NMI's): what the linearizability check compares
+	// (buddy_linearize.h). completion: the ops in the order they returned.
+	std::vector<std::string> results;
+	std::vector<size_t> completion;
+	// Per op, the objects its pointers named (0: none), as (allocating op + 1) << 8 | k.
+	std::vector<std::vector<u64>> refs;
+	std::string linearize_note;  // "not checked: too many orders" when over the cap
 };
 
 // A concurrent Program runs under its own schedule (Replay of p.schedule).
 BuddyVerdict run_buddy_program(const BuddyProgram &p);
 // A concurrent Program under `s` (the explorer's strategies).
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s);
+
+// A sequential Program whose op k's pointers name the objects refs[k] names
+// (objects named by the ops that allocated them, orig[k]: op k's index in the
+// Program refs came from), not roles: the linearizability check's candidates.
+// skipped[k]: op k is skipped with that outcome, as the concurrent run
+// skipped it (its own rules: reinit and drain wait for the other CPUs).
+struct BuddyPins {
+	std::vector<size_t> orig;
+	std::vector<std::vector<u64>> refs;
+	std::vector<std::string> skipped;
+};
+BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
 
 // The same, one op at a time, sequentially (the RapidCheck stateful model drives this).
 class BuddySession {

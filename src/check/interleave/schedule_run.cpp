@@ -2,6 +2,8 @@
 #include "check/interleave/schedule_run.h"
 
 #include "check/execution.h"
+#include "base/order_search.h"
+#include "check/interleave/linearize.h"
 #include "base/sched/strategy.h"
 
 namespace fl::interleave {
@@ -64,7 +66,7 @@ Invariant invariant_of(sched::Outcome o, const std::string &report)
 class Runner {
 public:
 	Runner(const Program &p, const Config &cfg, const Group &g, const ScheduleChecks &checks)
-		: p_(p), g_(g), checks_(checks), e_(p, cfg), ghost_(e_.machine())
+		: p_(p), cfg_(cfg), g_(g), checks_(checks), e_(p, cfg), ghost_(e_.machine())
 	{
 	}
 
@@ -92,6 +94,12 @@ public:
 		if (!out.violation && e_.violation()) {
 			out.violation = e_.violation();
 			out.violation_op = e_.violation_op();
+		}
+		if (!out.violation && !g_.empty() && out.sched.outcome == sched::Outcome::done && linearize_enabled()) {
+			LinearizeResult l = check_linearizable(p_, cfg_, g_, out.trace, completion_);
+			note(out, std::move(l.violation), l.op);
+			out.linearize_note = std::move(l.note);
+			out.linearize_replays = l.replays;
 		}
 		return out;
 	}
@@ -154,6 +162,7 @@ private:
 					events[i - g_.begin] = e_.run_op(i);
 					s.user_return(to_string(op.kind));
 					ran[i - g_.begin] = true;
+					completion_.push_back(i);
 					busy[size_t(t)] = false;
 					Violation v = e_.machine().take_op_violation();
 					bool quiet = true;
@@ -187,9 +196,11 @@ private:
 	}
 
 	const Program &p_;
+	Config cfg_;
 	Group g_;
 	ScheduleChecks checks_;
 	Execution e_;
+	std::vector<size_t> completion_;  // the group's ops in the order they returned
 	FrozenBytes ghost_;
 };
 

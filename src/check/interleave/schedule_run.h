@@ -32,6 +32,10 @@ struct ScheduleOutcome {
 	Trace trace;
 	Stats stats;             // the machine's counters at the end
 	uint64_t decisions = 0;  // over every segment
+	// The linearizability check (linearize.h): its sequential replays, and
+	// why it did not run when it could not ("not checked: too many orders").
+	uint64_t linearize_replays = 0;
+	std::string linearize_note;
 	bool finding() const { return bool(violation); }
 	std::string verdict() const;  // "ok" / "violation NAME at op N: detail"
 };

@@ -91,7 +91,8 @@ int main(int argc, char **argv)
 			if (v.bad_input)
 				std::printf("%s at %s: bad input: %s\n", f.c_str(), to_string(p->level), v.what.c_str());
 			else if (v.ok)
-				std::printf("%s at %s: ok\n", f.c_str(), to_string(p->level));
+				std::printf("%s at %s: ok%s%s\n", f.c_str(), to_string(p->level),
+					    v.linearize_note.empty() ? "" : " (", v.linearize_note.empty() ? "" : (v.linearize_note + ")").c_str());
 			else
 				std::printf("%s at %s: violation at op %zu: %s\n", f.c_str(), to_string(p->level), v.op + 1,
 					    v.what.c_str());
@@ -105,6 +106,9 @@ int main(int argc, char **argv)
 		if (r.unclassified)
 			std::printf(", %llu unclassified: set full", (unsigned long long)r.unclassified);
 		std::printf(")");
+		if (r.linearize_unchecked)
+			std::printf(" (linearizability not checked on %llu: too many orders)",
+				    (unsigned long long)r.linearize_unchecked);
 		if (!r.finding) {
 			std::printf(", no finding\n");
 			continue;

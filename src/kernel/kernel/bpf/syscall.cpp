@@ -412,11 +412,26 @@ long map_freeze(int ufd)
 		return -EPERM;
 	}
 
+#if defined(FL_PLANT_FREEZE_RECHECK)
+	/* planted slip (test-only build, -DFL_PLANT=freeze_recheck): an
+	 * unlocked fast-path check of write-active, and the re-check under
+	 * freeze_mutex leaves with err still 0. A writer that became active
+	 * in between is told nothing: the freeze returns 0 and did not freeze
+	 * (no state is wrong, only the return value). */
+	if (bpf_map_write_active(map)) {
+		fdput(f);
+		return -EBUSY;
+	}
+	mutex_lock(&map->freeze_mutex);
+	if (bpf_map_write_active(map))
+		goto err_put;
+#else
 	mutex_lock(&map->freeze_mutex);
 	if (bpf_map_write_active(map)) {
 		err = -EBUSY;
 		goto err_put;
 	}
+#endif
 	if (READ_ONCE(map->frozen)) {
 		err = -EBUSY;
 		goto err_put;

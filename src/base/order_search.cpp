@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "base/order_search.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace fl {
+
+uint64_t count_orders(const std::vector<std::vector<size_t>> &threads, uint64_t cap)
+{
+	// The product of binomials C(placed + k, k), one thread at a time; every
+	// partial product is an integer, and the saturation keeps it in range.
+	const uint64_t limit = cap + 1;
+	uint64_t total = 1, placed = 0;
+	for (const std::vector<size_t> &t : threads) {
+		uint64_t c = 1;  // C(placed + k, k), built up k = 1..|t|
+		for (uint64_t k = 1; k <= t.size(); k++) {
+			const unsigned __int128 next = (unsigned __int128)c * (placed + k) / k;
+			c = next > limit ? limit : uint64_t(next);
+		}
+		placed += t.size();
+		const unsigned __int128 prod = (unsigned __int128)total * c;
+		total = prod > limit ? limit : uint64_t(prod);
+	}
+	return total;
+}
+
+namespace {
+
+constexpr uint64_t kCountLimit = uint64_t(1) << 62;
+
+class Search {
+public:
+	Search(const OrderSearch &s, const OrderReplay &replay) : s_(s), replay_(replay), next_(s.threads.size())
+	{
+		for (const std::vector<size_t> &t : s.threads)
+			n_ += t.size();
+	}
+
+	OrderResult run()
+	{
+		r_.orders = count_orders(s_.threads, kCountLimit);
+		const bool found = dfs(0);
+		r_.kind = found ? OrderResult::linearizable : out_ ? OrderResult::too_many : OrderResult::not_linearizable;
+		return r_;
+	}
+
+private:
+	size_t rank(size_t id) const { return id < s_.rank.size() ? s_.rank[id] : id; }
+
+	// True when a full order matched. Otherwise fail_ is the depth whose
+	// choice is dead: a caller deeper than that unwinds.
+	bool dfs(size_t depth)
+	{
+		if (depth == n_) {
+			if (r_.replays >= s_.cap) {
+				out_ = true;  // undecided: never a pass
+				return false;
+			}
+			r_.replays++;
+			const size_t bad = replay_(order_);
+			if (bad == kMatch) {
+				r_.order = order_;
+				r_.mismatch = n_;
+				return true;
+			}
+			if (r_.order.empty() || bad > r_.mismatch) {
+				r_.order = order_;
+				r_.mismatch = bad;
+			}
+			fail_ = std::min(bad, n_ - 1);
+			return false;
+		}
+		// The threads with ops left, the one whose next op completed first first.
+		std::vector<size_t> ready;
+		for (size_t t = 0; t < s_.threads.size(); t++)
+			if (next_[t] < s_.threads[t].size())
+				ready.push_back(t);
+		std::sort(ready.begin(), ready.end(), [&](size_t a, size_t b) {
+			return rank(s_.threads[a][next_[a]]) < rank(s_.threads[b][next_[b]]);
+		});
+		for (size_t t : ready) {
+			order_.push_back(s_.threads[t][next_[t]++]);
+			const bool found = dfs(depth + 1);
+			next_[t]--;
+			order_.pop_back();
+			if (found)
+				return true;
+			if (out_ || fail_ < depth)
+				return false;  // an earlier choice is already wrong
+		}
+		fail_ = depth ? depth - 1 : 0;  // every choice here failed: the parent's is dead
+		return false;
+	}
+
+	const OrderSearch &s_;
+	const OrderReplay &replay_;
+	size_t n_ = 0;
+	std::vector<size_t> next_;  // per thread: its next op's position
+	std::vector<size_t> order_;
+	size_t fail_ = 0;
+	bool out_ = false;  // the cap on replays ran out
+	OrderResult r_;
+};
+
+}  // namespace
+
+OrderResult search_orders(const OrderSearch &s, const OrderReplay &replay) { return Search(s, replay).run(); }
+
+bool linearize_enabled()
+{
+	static const bool on = [] {
+		const char *v = std::getenv("FL_LINEARIZE");
+		return !v || std::strcmp(v, "0") != 0;
+	}();
+	return on;
+}
+
+}  // namespace fl

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Linearizability of one interleaved run (Herlihy & Wing): the concurrent
+// group's observed results (every field of each op's Event: return value or
+// errno, SIGBUS/SIGSEGV, loaded bytes, smaps text) and those of the ops after
+// the group must be what SOME sequential order of the group's ops gives, an
+// order that keeps each thread's own order. The sequential port is the
+// specification: each candidate order is the same Program with the group's
+// ops in that order and thread= removed, run on a fresh machine with no
+// scheduler (docs/interleavings.md, "Linearizability").
+//
+// Every op of a group overlaps every other (there is no real time), so any
+// per-thread-consistent order is a candidate. Traces name no addresses
+// (mappings are labels), so where mmap put a mapping never differs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "check/interleave/schedule_run.h"
+
+namespace fl::interleave {
+
+struct LinearizeResult {
+	Violation violation;  // not_linearizable, with the history
+	size_t op = 0;        // the program op where the closest order first differs
+	std::string note;     // "not checked: too many orders (...)": the cap on replays ran out
+	uint64_t replays = 0;
+};
+
+inline constexpr uint64_t kLinearizeCap = 5000;
+
+// `trace`: the run's complete trace; `completion`: the group's ops (as
+// program op indices) in the order they returned.
+LinearizeResult check_linearizable(const Program &, const Config &, const Group &, const Trace &trace,
+				   const std::vector<size_t> &completion, uint64_t cap = kLinearizeCap);
+
+}  // namespace fl::interleave

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "libarena/buddy_linearize.h"
+
+#include <algorithm>
+
+#include "base/order_search.h"
+
+namespace fl::libarena {
+
+namespace {
+
+bool starts_with(const std::string &s, const char *p) { return s.rfind(p, 0) == 0; }
+
+std::string op_text(const BuddyOp &op)
+{
+	BuddyProgram one;
+	one.ops = {op};
+	std::string text = format_buddy_program(one);
+	text = text.substr(text.find('\n') + 1);
+	while (!text.empty() && text.back() == '\n')
+		text.pop_back();
+	return text;
+}
+
+// The concurrent runner has rules of its own: a stale, interior or
+// unaligned pointer is never freed (the candidates, pinned runs, follow
+// that rule too), reinit and drain wait until the other CPUs are done. An
+// op it skipped had no effect: the candidates skip it too, in its place
+// (an NMI armed before it still comes after it).
+bool skipped(const std::string &seen) { return starts_with(seen, "skipped"); }
+
+// Where in `order` op k's result is settled: an NMI armed by op k (at=)
+// fires inside its CPU's next op, or right after op k if it is the CPU's
+// last; the prefix pruning needs the position whose prefix decides it.
+size_t settled(const std::vector<BuddyOp> &ops, const std::vector<size_t> &order, size_t k, const std::string &seen)
+{
+	if (!starts_with(seen, "armed"))
+		return k;
+	for (size_t j = k + 1; j < order.size(); j++)
+		if (ops[order[j]].cpu == ops[order[k]].cpu)
+			return j;
+	return k;
+}
+
+}  // namespace
+
+void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
+{
+	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size())
+		return;
+	const std::vector<BuddyOp> &ops = p.ops;  // op ids are program indices
+	OrderSearch search;
+	for (size_t id = 0; id < ops.size(); id++) {
+		if (search.threads.size() <= ops[id].cpu)
+			search.threads.resize(size_t(ops[id].cpu) + 1);
+		search.threads[ops[id].cpu].push_back(id);
+	}
+	search.rank.assign(ops.size(), ops.size());
+	for (size_t k = 0; k < v.completion.size(); k++)
+		if (v.completion[k] < ops.size())
+			search.rank[v.completion[k]] = k;
+
+	BuddyProgram q;
+	q.level = p.level;
+	BuddyPins pins;
+	std::vector<size_t> closest;
+	size_t closest_pos = 0, closest_op = 0;  // where it is settled, the op that differs
+	std::string closest_got;
+	const OrderResult r = search_orders(search, [&](const std::vector<size_t> &order) -> size_t {
+		q.ops.clear();
+		pins.orig.clear();
+		pins.refs.clear();
+		pins.skipped.clear();
+		for (size_t id : order) {
+			const std::string &seen = v.results[id];
+			pins.skipped.push_back(skipped(seen) ? seen : std::string());
+			q.ops.push_back(ops[id]);
+			pins.orig.push_back(id);
+			pins.refs.push_back(v.refs[id]);
+		}
+		const BuddyVerdict w = run_buddy_program(q, pins);
+		// The first settled difference, and which op's; nothing past a
+		// failure of the sequential run's own checks is compared.
+		size_t bad = kMatch, bad_op = 0;
+		std::string got;
+		const size_t failed = w.ok ? order.size() : std::min<size_t>(w.op, order.size() - 1);
+		for (size_t k = 0; k < order.size(); k++) {
+			const std::string &seen = v.results[order[k]];
+			const size_t at = settled(ops, order, k, seen);
+			if (at < failed && at < bad && w.results[k] != seen) {
+				bad = at;
+				bad_op = k;
+				got = w.results[k];
+			}
+		}
+		if (failed < order.size() && failed < bad) {
+			bad = bad_op = failed;
+			got = "a sequential failure: " + w.what;
+		}
+		if (bad != kMatch && (closest.empty() || bad > closest_pos)) {
+			closest = order;
+			closest_pos = bad;
+			closest_op = bad_op;
+			closest_got = got;
+		}
+		return bad;
+	});
+	switch (r.kind) {
+	case OrderResult::linearizable:
+		return;
+	case OrderResult::too_many:
+		v.linearize_note = "linearizability not checked: too many orders (" + std::to_string(r.orders) + ", " +
+				   std::to_string(search.cap) + " replayed without a decision)";
+		return;
+	case OrderResult::not_linearizable:
+		break;
+	}
+	std::string what = "not_linearizable: no sequential order of the " + std::to_string(ops.size()) +
+			   " ops gives the observed results (" + std::to_string(r.orders) + " orders, " +
+			   std::to_string(r.replays) + " replayed after pruning); observed:";
+	for (size_t t = 0; t < search.threads.size(); t++)
+		for (size_t id : search.threads[t])
+			what += "\n    CPU " + std::to_string(t) + ": op " + std::to_string(id + 1) + " " +
+				op_text(p.ops[id]) + " -> " +
+				v.results[id];
+	what += "\n  closest order:";
+	for (size_t id : closest)
+		what += " op " + std::to_string(id + 1);
+	const size_t op = closest[closest_op];
+	what += "\n  first difference: op " + std::to_string(op + 1) + " " + op_text(p.ops[op]) + ": sequentially -> " + closest_got +
+		", observed -> " + v.results[op];
+	v.ok = false;
+	v.op = op;
+	v.what = std::move(what);
+}
+
+}  // namespace fl::libarena

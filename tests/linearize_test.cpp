@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The linearizability check (src/check/interleave/linearize.h) and its
+// search (src/base/order_search.h): each tampered history is reported with
+// its closest order, an untampered one passes, too many orders is a note.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "base/order_search.h"
+#include "base/sched/strategy.h"
+#include "check/interleave/linearize.h"
+#include "check/program_text.h"
+
+namespace fl {
+namespace {
+
+const Config kV2{Arch::A64, Patch::v2, 12, Door::anon, false};
+
+Program parse(const std::string &text)
+{
+	ParseResult r = parse_program(text);
+	EXPECT_TRUE(r.program) << r.error.str();
+	return r.program ? *r.program : Program{};
+}
+
+// update, freeze and a writable mmap at once (corpora/interleavings/explore/update_freeze_mmap.fl).
+const char *kGroup = "map value_size=8 max_entries=512\n"
+		     "update idx=0 val=5 thread=0\n"
+		     "freeze thread=1\n"
+		     "mmap B len=1p prot=rw thread=2\n"
+		     "load B\n";
+
+TEST(OrderSearch, CountsInterleavingsAndSaturates)
+{
+	EXPECT_EQ(count_orders({{0, 1}, {2, 3}}, 5000), 6u);
+	EXPECT_EQ(count_orders({{0}, {1}, {2}}, 5000), 6u);
+	EXPECT_EQ(count_orders({{0, 1, 2}}, 5000), 1u);
+	// 12 ops, 3 per thread over 4 threads: 12! / (3!)^4 = 369600
+	std::vector<std::vector<size_t>> big(4);
+	for (size_t i = 0; i < 12; i++)
+		big[i % 4].push_back(i);
+	EXPECT_EQ(count_orders(big, 1000000), 369600u);
+	EXPECT_EQ(count_orders(big, 5000), 5001u);
+}
+
+TEST(OrderSearch, PrunesEveryOrderWithADeadPrefix)
+{
+	// Only the order 1, 0, 2 matches; an op 0 placed first is wrong at once.
+	OrderSearch s;
+	s.threads = {{0}, {1}, {2}};
+	std::vector<std::vector<size_t>> tried;
+	OrderResult r = search_orders(s, [&](const std::vector<size_t> &o) {
+		tried.push_back(o);
+		if (o[0] == 0)
+			return size_t(0);
+		return o == std::vector<size_t>{1, 0, 2} ? kMatch : size_t(1);
+	});
+	EXPECT_EQ(r.kind, OrderResult::linearizable);
+	EXPECT_EQ(r.order, (std::vector<size_t>{1, 0, 2}));
+	// 0,1,2 rules out 0,2,1 too; 1,0,2 matches: two replays.
+	EXPECT_EQ(tried.size(), 2u);
+}
+
+TEST(OrderSearch, RunningOutOfReplaysIsUndecidedNotAPass)
+{
+	OrderSearch s;
+	s.threads = {{0}, {1}, {2}};
+	s.cap = 3;
+	const auto last_differs = [](const std::vector<size_t> &o) { return o.size() - 1; };
+	OrderResult r = search_orders(s, last_differs);
+	EXPECT_EQ(r.kind, OrderResult::too_many);
+	EXPECT_EQ(r.replays, 3u);
+	EXPECT_EQ(r.orders, 6u);
+	s.cap = 6;
+	r = search_orders(s, last_differs);
+	EXPECT_EQ(r.kind, OrderResult::not_linearizable);
+	EXPECT_EQ(r.replays, 6u);
+}
+
+TEST(Linearize, ObservedRunPassesAndATamperedResultIsReported)
+{
+	Program p = parse(kGroup);
+	std::string err;
+	const interleave::Group g = interleave::find_group(p, &err);
+	sched::DefaultStrategy d;
+	interleave::ScheduleOutcome o = interleave::run_schedule(p, kV2, d);
+	ASSERT_FALSE(o.finding()) << o.verdict();
+	ASSERT_EQ(o.trace.events.size(), p.ops.size());
+	EXPECT_GE(o.linearize_replays, 1u);  // the check ran
+	const std::vector<size_t> completion{0, 1, 2};
+	EXPECT_FALSE(interleave::check_linearizable(p, kV2, g, o.trace, completion).violation);
+
+	// The default schedule: update, freeze (0), mmap rw refused. A writable
+	// mapping and a freeze that succeeded: no order gives both.
+	ASSERT_EQ(o.trace.events[1].ret, 0);
+	ASSERT_LT(o.trace.events[2].ret, 0);
+	Trace bad = o.trace;
+	bad.events[2].ret = 0;
+	interleave::LinearizeResult r = interleave::check_linearizable(p, kV2, g, bad, completion);
+	ASSERT_EQ(r.violation.what, Invariant::not_linearizable);
+	EXPECT_NE(r.violation.detail.find("T1: op 2 freeze"), std::string::npos) << r.violation.detail;
+	EXPECT_NE(r.violation.detail.find("first difference"), std::string::npos) << r.violation.detail;
+	EXPECT_STREQ(to_string(r.violation.what), "not_linearizable");
+
+	// An op after the group is compared too: the load's bytes.
+	Trace after = o.trace;
+	after.events[3].sig = 7;
+	r = interleave::check_linearizable(p, kV2, g, after, completion);
+	ASSERT_EQ(r.violation.what, Invariant::not_linearizable);
+	EXPECT_NE(r.violation.detail.find("(after the group)"), std::string::npos) << r.violation.detail;
+}
+
+TEST(Linearize, BusyFreezeBesideAWriterIsAFailedFreeze)
+{
+	// map_freeze returns -EBUSY while an update is write-active: no order
+	// shows it, the kernel allows it (linearize.cpp, busy_freeze).
+	Program p = parse("map value_size=8 max_entries=1\nupdate idx=0 val=1 thread=0\nfreeze thread=1\n");
+	std::string err;
+	const interleave::Group g = interleave::find_group(p, &err);
+	sched::DefaultStrategy d;
+	interleave::ScheduleOutcome o = interleave::run_schedule(p, kV2, d);
+	ASSERT_FALSE(o.finding()) << o.verdict();
+	Trace busy = o.trace;
+	busy.events[1].ret = -EBUSY;
+	EXPECT_FALSE(interleave::check_linearizable(p, kV2, g, busy, {0, 1}).violation);
+	// Without a writer beside it, the same -EBUSY is reported.
+	Program alone = parse("map value_size=8 max_entries=1\nlookup idx=0 thread=0\nfreeze thread=1\n");
+	o = interleave::run_schedule(alone, kV2, d);
+	ASSERT_FALSE(o.finding()) << o.verdict();
+	busy = o.trace;
+	busy.events[1].ret = -EBUSY;
+	EXPECT_EQ(interleave::check_linearizable(alone, kV2, interleave::find_group(alone, &err), busy, {0, 1}).violation.what,
+		  Invariant::not_linearizable);
+}
+
+TEST(Linearize, TooManyOrdersIsANoteNotAPass)
+{
+	Program p = parse(kGroup);
+	std::string err;
+	sched::DefaultStrategy d;
+	interleave::ScheduleOutcome o = interleave::run_schedule(p, kV2, d);
+	Trace bad = o.trace;
+	bad.events[2].ret = 0;
+	interleave::LinearizeResult r =
+		interleave::check_linearizable(p, kV2, interleave::find_group(p, &err), bad, {0, 1, 2}, /*cap=*/1);
+	EXPECT_FALSE(r.violation);
+	EXPECT_EQ(r.replays, 1u);
+	EXPECT_NE(r.note.find("not checked: too many orders"), std::string::npos) << r.note;
+}
+
+}  // namespace
+}  // namespace fl

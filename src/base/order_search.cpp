@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 
 namespace fl {
 
@@ -12,16 +13,17 @@ uint64_t count_orders(const std::vector<std::vector<size_t>> &threads, uint64_t 
 	// The product of binomials C(placed + k, k), one thread at a time; every
 	// partial product is an integer, and the saturation keeps it in range.
 	const uint64_t limit = cap + 1;
-	uint64_t total = 1, placed = 0;
+	uint64_t total = 1, placed = 0, m;
 	for (const std::vector<size_t> &t : threads) {
 		uint64_t c = 1;  // C(placed + k, k), built up k = 1..|t|
-		for (uint64_t k = 1; k <= t.size(); k++) {
-			const unsigned __int128 next = (unsigned __int128)c * (placed + k) / k;
-			c = next > limit ? limit : uint64_t(next);
+		for (uint64_t k = 1; k <= t.size() && c < limit; k++) {
+			// c * (placed + k) / k, exactly and without a wider type (none
+			// on 32-bit targets): k / gcd(c, k) divides placed + k.
+			const uint64_t g = std::gcd(c, k);
+			c = __builtin_mul_overflow(c / g, (placed + k) / (k / g), &m) || m > limit ? limit : m;
 		}
 		placed += t.size();
-		const unsigned __int128 prod = (unsigned __int128)total * c;
-		total = prod > limit ? limit : uint64_t(prod);
+		total = __builtin_mul_overflow(total, c, &m) || m > limit ? limit : m;
 	}
 	return total;
 }

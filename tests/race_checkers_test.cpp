@@ -35,6 +35,15 @@ template <class F> sched::RunResult two_tasks(F body)
 	return s.run();
 }
 
+// One task running `body(s)` in context `ctx`, on the default schedule.
+template <class F> sched::RunResult one_task(F body, sched::ExecContext ctx = sched::ExecContext::task)
+{
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	s.spawn([&] { body(s); }, ctx);
+	return s.run();
+}
+
 void locked_write(Scheduler &s, const void *lock, const LockClass &cls)
 {
 	s.spin_lock(lock, cls, L("test:lock"));
@@ -189,15 +198,12 @@ TEST(Lockset, AccessPointsOpenAWindowBetweenAReadAndItsWrite)
 
 TEST(Lockdep, RecursiveReadLockIsReportedInOneRun)
 {
-	sched::DefaultStrategy d;
-	Scheduler s(d);
-	s.spawn([&] {
+	sched::RunResult r = one_task([](Scheduler &s) {
 		s.down_read(&rw, kRw, L("test:outer"));
 		s.down_read(&rw, kRw, L("test:inner"));
 		s.up_read(&rw, kRw, L("test:up_inner"));
 		s.up_read(&rw, kRw, L("test:up_outer"));
 	});
-	sched::RunResult r = s.run();
 	ASSERT_EQ(r.outcome, Outcome::violation);
 	EXPECT_NE(r.report.find("possible recursive locking detected: T0 already holds test_rwsem (taken at "
 				"test:outer) and takes it again at test:inner"),
@@ -207,30 +213,26 @@ TEST(Lockdep, RecursiveReadLockIsReportedInOneRun)
 
 TEST(Lockdep, NestedSubclassAndTrylockAreNotRecursion)
 {
-	sched::DefaultStrategy d;
-	Scheduler s(d);
-	int child;
-	s.spawn([&] {
+	sched::RunResult r = one_task([](Scheduler &s) {
+		int child, other;
 		s.down_write(&rw, kRw, L("test:parent"));
 		s.down_write(&child, kRw, L("test:child"), nullptr, 1);  // mmap_write_lock_nested
+		EXPECT_TRUE(s.down_read_trylock(&other, kRw, L("test:trylock")));  // the same class, subclass 0
+		s.up_read(&other, kRw, L("test:up_other"));
 		s.up_write(&child, kRw, L("test:up_child"));
 		s.up_write(&rw, kRw, L("test:up_parent"));
 	});
-	sched::RunResult r = s.run();
 	EXPECT_EQ(r.outcome, Outcome::done) << r.report;
 }
 
 TEST(Lockdep, MightFaultTakesMmapLockForRead)
 {
-	sched::DefaultStrategy d;
-	Scheduler s(d);
-	int mm;
-	s.spawn([&] {
+	sched::RunResult r = one_task([](Scheduler &s) {
+		int mm;
 		s.down_read(&mm, sched::kMmapLock, L("test:mmap_read_lock"));
 		s.might_fault(L("test:copy_to_user"));
 		s.up_read(&mm, sched::kMmapLock, L("test:mmap_read_unlock"));
 	});
-	sched::RunResult r = s.run();
 	ASSERT_EQ(r.outcome, Outcome::violation);
 	EXPECT_NE(r.report.find("already holds mmap_lock (taken at test:mmap_read_lock) and takes it again at "
 				"test:copy_to_user (might_fault)"),
@@ -241,45 +243,36 @@ TEST(Lockdep, MightFaultTakesMmapLockForRead)
 TEST(Lockdep, MightFaultInNmiAndUnderSpinlock)
 {
 	for (auto ctx : {sched::ExecContext::nmi, sched::ExecContext::task}) {
-		sched::DefaultStrategy d;
-		Scheduler s(d);
-		s.spawn(
-			[&] {
-				if (ctx == sched::ExecContext::task)
+		const bool task = ctx == sched::ExecContext::task;
+		sched::RunResult r = one_task(
+			[&](Scheduler &s) {
+				if (task)
 					s.spin_lock(&lock_a, kLock, L("test:spin"));
 				s.might_fault(L("test:copy_from_user"));
-				if (ctx == sched::ExecContext::task)
+				if (task)
 					s.spin_unlock(&lock_a, kLock, L("test:unspin"));
 			},
 			ctx);
-		sched::RunResult r = s.run();
 		EXPECT_EQ(r.outcome, Outcome::violation);
-		EXPECT_NE(r.report.find(ctx == sched::ExecContext::nmi ? "not NMI-safe" : "spinlock held"),
-			  std::string::npos)
-			<< r.report;
+		EXPECT_NE(r.report.find(task ? "spinlock held" : "not NMI-safe"), std::string::npos) << r.report;
 	}
 }
 
 TEST(Lockdep, NoLockHeldOnReturnToUserSpace)
 {
-	sched::DefaultStrategy d;
-	Scheduler s(d);
-	s.spawn([&] {
+	sched::RunResult r = one_task([](Scheduler &s) {
 		s.spin_lock(&lock_a, kLock, L("test:forgotten"));
 		s.user_return("munmap");
 	});
-	sched::RunResult r = s.run();
 	ASSERT_EQ(r.outcome, Outcome::violation);
 	EXPECT_NE(r.report.find("T0 returns to user space after munmap with test_lock (taken at test:forgotten) held"),
 		  std::string::npos)
 		<< r.report;
-	sched::DefaultStrategy d2;
-	Scheduler quiet(d2);
-	quiet.spawn([&] {
-		locked_write(quiet, &lock_a, kLock);
-		quiet.user_return("munmap");
+	sched::RunResult quiet = one_task([](Scheduler &s) {
+		locked_write(s, &lock_a, kLock);
+		s.user_return("munmap");
 	});
-	EXPECT_EQ(quiet.run().outcome, Outcome::done);
+	EXPECT_EQ(quiet.outcome, Outcome::done) << quiet.report;
 }
 
 }  // namespace

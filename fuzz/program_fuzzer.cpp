@@ -53,7 +53,7 @@ int concurrent(const uint8_t *data, size_t size)
 	if (!o.finding())
 		return 0;
 	fl::Program found = fl::interleave::finding_program(in.program, cfg, o);
-	fl::sched::Replay replay(fl::interleave::records_of(found));
+	fl::sched::Replay replay(found.schedule);
 	fl::interleave::ScheduleOutcome again = fl::interleave::run_schedule(found, cfg, replay);
 	const bool replays = again.verdict() == o.verdict() && again.sched.trace_hash == o.sched.trace_hash;
 	std::string verdict = o.verdict();  // one line: the Program follows it

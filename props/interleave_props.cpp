@@ -92,7 +92,7 @@ TEST_P(InterleaveHistoric, FoundAndReplays)
 	// The text alone (parsed back) replays to the same violation.
 	ParseResult parsed = parse_program(format_program(last->program));
 	ASSERT_TRUE(parsed.program) << parsed.error.str();
-	sched::Replay rep(interleave::records_of(*parsed.program));
+	sched::Replay rep(parsed.program->schedule);
 	interleave::ScheduleOutcome again = interleave::run_schedule(*parsed.program, cfg, rep);
 	EXPECT_EQ(again.verdict(), last->outcome.verdict());
 	EXPECT_EQ(again.sched.trace_hash, last->outcome.sched.trace_hash);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <sstream>
 
 #include "base/schedule_set.h"
 #include "check/interleave/explore.h"
@@ -92,6 +93,102 @@ TEST(Sched, ReplayThatDoesNotFitDiverges)
 	sched::RunResult r = s.run();
 	EXPECT_EQ(r.outcome, Outcome::diverged);
 	EXPECT_NE(r.report.find("never reached"), std::string::npos) << r.report;
+}
+
+// Lock failures and NMIs are schedule decisions: a searching strategy
+// makes them, the records name them, and a replay repeats them exactly,
+// nested NMIs included.
+TEST(Sched, FailuresAndNestedNmisAreRecordedAndReplay)
+{
+	auto body = [](Scheduler &s, std::string &log) {
+		for (int t = 0; t < 2; t++)
+			s.spawn([&, t] {
+				for (int i = 0; i < 6; i++) {
+					log += s.fallible_point(L("test:trylock")) ? char('A' + t) : char('a' + t);
+					s.point(L("test:step"));
+				}
+			});
+		s.add_nmi(0, [&] {
+			log += '[';
+			s.point(L("test:in_nmi"));
+			s.point(L("test:in_nmi"));
+			log += ']';
+		});
+		s.add_nmi(0, [&] { log += "<>"; });
+		s.add_nmi(1, [&] { log += "{}"; });
+	};
+	for (uint64_t seed = 1;; seed++) {
+		ASSERT_LT(seed, 200u) << "no seed both fails a lock and nests an NMI";
+		sched::RandomWalk rw(seed, sched::EventRates{64, 96});
+		Scheduler s(rw);
+		std::string log;
+		body(s, log);
+		sched::RunResult r = s.run();
+		ASSERT_EQ(r.outcome, Outcome::done) << r.report;
+		EXPECT_EQ(r.nmis, 3u);  // the ones no decision ran, as their task ends
+		if (!r.fails || log.find("[<>") == std::string::npos)
+			continue;
+		sched::Replay rep(r.records);
+		Scheduler s2(rep);
+		std::string log2;
+		body(s2, log2);
+		sched::RunResult r2 = s2.run();
+		EXPECT_EQ(r2.outcome, Outcome::done) << r2.report;
+		EXPECT_EQ(log2, log);
+		EXPECT_EQ(r2.records, r.records);
+		bool fail = false, nmi = false;
+		for (const sched::Record &rec : r.records) {
+			std::string words[4], text = sched::format_record(rec), err;
+			std::istringstream in(text.substr(3));
+			size_t n = 0;
+			while (n < 4 && in >> words[n])
+				n++;
+			sched::Record back;
+			ASSERT_TRUE(sched::parse_record(words, n, 2, 3, &back, &err)) << text << ": " << err;
+			EXPECT_EQ(back, rec) << text;
+			fail |= rec.action == sched::Action::fail;
+			nmi |= rec.action == sched::Action::nmi;
+		}
+		EXPECT_TRUE(fail && nmi);
+		return;
+	}
+}
+
+TEST(Sched, DefaultNeverFailsAndRunsNmisAtTaskEnd)
+{
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	std::string log;
+	s.spawn([&] {
+		log += s.fallible_point(L("test:trylock")) ? "F" : "s";
+		log += s.nmi_now(1) ? "!" : "-";
+		log += s.nmi_now(1) ? "!" : "-";
+	});
+	s.add_nmi(0, [&] { log += "n0"; });
+	s.add_nmi(0, [&] { log += "n1"; });
+	sched::RunResult r = s.run();
+	EXPECT_EQ(r.outcome, Outcome::done);
+	EXPECT_EQ(log, "sn1!-n0");
+	EXPECT_TRUE(r.records.empty());
+}
+
+TEST(Sched, ReplayOfAnNmiThatIsNotPendingDiverges)
+{
+	sched::Replay rep({sched::Record{0, "test:step", 1, 0, sched::Action::nmi}});
+	Scheduler s(rep);
+	s.spawn([&] { s.point(L("test:step")); });
+	s.add_nmi(0, [] {});
+	sched::RunResult ok = s.run();
+	EXPECT_EQ(ok.outcome, Outcome::done) << ok.report;
+	sched::Replay rep2({sched::Record{0, "test:step", 1, 0, sched::Action::fail}});
+	Scheduler s2(rep2);
+	s2.spawn([&] { s2.point(L("test:step")); });
+	sched::RunResult bad = s2.run();
+	EXPECT_EQ(bad.outcome, Outcome::diverged) << bad.report;
+	std::string words[3] = {"T9", "x#1", "fail"}, err;
+	sched::Record r;
+	EXPECT_FALSE(sched::parse_record(words, 3, 2, 0, &r, &err));
+	EXPECT_NE(err.find("below T2"), std::string::npos) << err;
 }
 
 // ABBA with a preemption between the two acquires: a real deadlock, its
@@ -314,13 +411,13 @@ TEST(Interleave, FinishFaultLostRaceDoesNotLeak)
 							: "load A thread=0\nload A thread=1\n";
 				Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\n" + ops +
 						  "at T0 finish_fault:spin_lock#1 switch T1\n");
-				sched::Replay rep(interleave::records_of(p));
+				sched::Replay rep(p.schedule);
 				interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep);
 				EXPECT_EQ(o.verdict(), "ok");
 				EXPECT_EQ(o.stats.lost_races, 1u);
 				// the same schedule on the historical leak breaks the refcount
 				c.historic = Historic::finish_fault_put;
-				sched::Replay rep2(interleave::records_of(p));
+				sched::Replay rep2(p.schedule);
 				interleave::ScheduleOutcome bad = interleave::run_schedule(p, c, rep2);
 				EXPECT_EQ(bad.violation.what, Invariant::page_refcount) << bad.verdict();
 			}

@@ -114,7 +114,7 @@ Invariant expected(const Program &p, const Config &c)
 int replay_one(const std::string &file, const Program &p, const Config &c, const Values &v, bool check_expect,
 	       bool quiet)
 {
-	sched::Replay rep(interleave::records_of(p));
+	sched::Replay rep(p.schedule);
 	interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep, v.explore.checks);
 	const bool diverged = o.sched.outcome == sched::Outcome::diverged;
 	if (!quiet || diverged)

@@ -11,6 +11,7 @@
 
 #include "base/config.h"
 #include "base/invariants.h"
+#include "base/sched/record.h"
 #include "sim/machine.h"
 
 namespace fl {
@@ -100,15 +101,9 @@ struct Expectation {
 	}
 };
 
-// A schedule record of a concurrent group: "at T0 finish_fault:pte_offset_map_lock#1
-// switch T1" (src/base/sched/scheduler.h has the semantics).
-struct ScheduleRecord {
-	int task = 0;
-	std::string label;
-	uint32_t occurrence = 1;
-	int target = 0;
-	bool operator==(const ScheduleRecord &) const = default;
-};
+// A schedule record of a concurrent group ("at T0 finish_fault:pte_offset_map_lock#1
+// switch T1", "... fail", "... nmi N0"): src/base/sched/record.h.
+using ScheduleRecord = sched::Record;
 
 struct Program {
 	Header header;

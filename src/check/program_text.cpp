@@ -225,6 +225,7 @@ constexpr Syntax kSyntax[kOpKinds] = {
 
 constexpr int kMaxProcs = 64;
 constexpr int kMaxThreads = 8;
+constexpr int kMaxNmis = 0;  // the .fl vocabulary declares no NMI handlers yet
 
 
 std::span<const Name> flag_names(OpKind kind)
@@ -339,7 +340,6 @@ private:
 	bool expect_line(const std::vector<Token> &t);
 	bool schedule_line(const std::vector<Token> &t);
 	bool historic_line(const std::vector<Token> &t);
-	bool task(const Token &t, int *out);
 	bool condition(const Arg &a, ConfigFilter *f);
 
 	bool args(const std::vector<Token> &t, size_t from, string_view allowed, std::vector<Arg> *out);
@@ -576,36 +576,17 @@ bool Parser::op_arg(Op &op, const Arg &a, std::string *as)
 	return true;
 }
 
-// "at T0 finish_fault:spin_lock#1 switch T1": a schedule record.
+// "at T0 finish_fault:spin_lock#1 switch T1" (or "... fail", "... nmi N0"): a schedule record.
 bool Parser::schedule_line(const std::vector<Token> &t)
 {
-	if (t.size() != 5 || t[3].text != "switch")
-		return fail(t[0].col, "expected 'at TASK LABEL#N switch TASK'");
+	std::vector<std::string> words;
+	for (size_t i = 1; i < t.size(); i++)
+		words.emplace_back(t[i].text);
 	ScheduleRecord r;
-	if (!task(t[1], &r.task) || !task(t[4], &r.target))
-		return false;
-	const string_view l = t[2].text;
-	const size_t hash = l.rfind('#');
-	if (hash == string_view::npos || hash == 0)
-		return fail(t[2].col, "expected LABEL#N, got " + quote(l));
-	uint64_t n = 0;
-	if (!u64(l.substr(hash + 1), t[2].col + int(hash) + 1, &n))
-		return false;
-	if (n == 0 || n > UINT32_MAX)
-		return fail(t[2].col + int(hash) + 1, "occurrence must be 1 or more");
-	r.label = std::string(l.substr(0, hash));
-	r.occurrence = uint32_t(n);
+	std::string error;
+	if (!sched::parse_record(words.data(), words.size(), kMaxThreads, kMaxNmis, &r, &error))
+		return fail(t[0].col, error);
 	p_.schedule.push_back(r);
-	return true;
-}
-
-bool Parser::task(const Token &t, int *out)
-{
-	uint64_t v = 0;
-	if (t.text.size() < 2 || t.text[0] != 'T' || parse_u64(t.text.substr(1), &v) != NumStatus::ok ||
-	    v >= kMaxThreads)
-		return fail(t.col, "bad task " + quote(t.text) + " (T0..T" + std::to_string(kMaxThreads - 1) + ")");
-	*out = int(v);
 	return true;
 }
 
@@ -985,8 +966,7 @@ std::string format_program(const Program &p)
 	for (const Op &op : p.ops)
 		s += format_op(p, op) + "\n";
 	for (const ScheduleRecord &r : p.schedule)
-		s += "at T" + std::to_string(r.task) + " " + r.label + "#" + std::to_string(r.occurrence) + " switch T" +
-		     std::to_string(r.target) + "\n";
+		s += sched::format_record(r) + "\n";
 	for (const Expectation &e : p.expects) {
 		// A violation and a difference at once has no text form; the
 		// violation, being the stronger claim, wins.

@@ -99,8 +99,7 @@ std::string format_buddy_program(const BuddyProgram &p)
 	if (p.concurrent)
 		s += "concurrent\n";
 	for (const sched::Record &r : p.schedule)
-		s += "at T" + std::to_string(r.task) + " " + r.label + "#" + std::to_string(r.occurrence) + " switch T" +
-		     std::to_string(r.target) + "\n";
+		s += sched::format_record(r) + "\n";
 	return s;
 }
 
@@ -132,19 +131,11 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			p.concurrent = true;
 			continue;
 		}
-		if (w[0] == "at") {  // at TN LABEL#K switch TM
+		if (w[0] == "at") {  // a schedule record (base/sched/record.h)
 			sched::Record r;
-			u64 task, target, occ;
-			const size_t hash = w.size() == 5 ? w[2].rfind('#') : std::string::npos;
-			if (hash == std::string::npos || w[1].size() < 2 || w[1][0] != 'T' || w[3] != "switch" ||
-			    w[4].size() < 2 || w[4][0] != 'T' || !parse_u64(w[1].substr(1), &task) ||
-			    !parse_u64(w[4].substr(1), &target) || !parse_u64(w[2].substr(hash + 1), &occ) ||
-			    task >= u64(BUDDY_NR_CPUS) || target >= u64(BUDDY_NR_CPUS) || occ == 0 || occ > 0xffffffffu)
-				return fail("expected 'at TASK LABEL#N switch TASK'");
-			r.task = int(task);
-			r.target = int(target);
-			r.label = w[2].substr(0, hash);
-			r.occurrence = u32(occ);
+			std::string err;
+			if (!sched::parse_record(w.data() + 1, w.size() - 1, BUDDY_NR_CPUS, 0, &r, &err))
+				return fail(err);
 			p.schedule.push_back(r);
 			p.concurrent = true;
 			continue;

@@ -90,6 +90,7 @@ struct Scheduler::Task {
 	std::vector<Lock *> vma_wlocks;
 	int rcu_depth = 0, atomic_depth = 0;
 	int nmi_depth = 0;  // NMIs the harness runs on this task (nmi_enter)
+	std::vector<int> nmis;  // handlers pending on it (add_nmi), ascending
 	std::vector<void *> tls;
 	ExecContext context() const { return nmi_depth ? ExecContext::nmi : ctx; }
 };
@@ -131,6 +132,8 @@ void Scheduler::entry(void *arg)
 	if (!s->cancelling_) {
 		try {
 			t->body();
+			while (!t->nmis.empty())  // the handlers no decision ran: as the task ends
+				s->run_nmi(t->nmis.front());
 		} catch (const Cancelled &) {
 		}
 	}
@@ -160,6 +163,7 @@ RunResult Scheduler::run()
 	tl_active = this;
 	result_ = RunResult{};
 	draining_ = cancelling_ = false;
+	events_ = 0;
 	locks_.clear();
 	lockset_.reset();  // runs are phases: the one before happened before this one
 	strategy_->begin(int(tasks_.size()));
@@ -194,6 +198,7 @@ RunResult Scheduler::run()
 	}
 	tasks_.clear();
 	locks_.clear();
+	nmi_bodies_.clear();
 	tl_active = prev_active_;
 	return std::move(result_);
 }
@@ -216,6 +221,8 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 		if (!v.empty())
 			violation("at T" + std::to_string(current_) + " " + label.name + "#" + std::to_string(occ) + ": " + v);
 	}
+	if (current_runnable && !cur.nmis.empty() && !draining_)
+		maybe_nmi(label, occ);
 	runnable_.clear();
 	bool blocked = false;
 	for (auto &t : tasks_) {
@@ -248,6 +255,70 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 	if (result_.decisions > step_cap)
 		abort_run(Outcome::livelock, "no progress after " + std::to_string(step_cap) + " scheduling decisions");
 	return pick;
+}
+
+// ---- NMIs and lock failures ------------------------------------------------
+
+int Scheduler::add_nmi(int task, std::function<void()> body)
+{
+	nmi_bodies_.push_back(std::move(body));
+	const int h = int(nmi_bodies_.size() - 1);
+	tasks_[size_t(task)]->nmis.push_back(h);
+	return h;
+}
+
+void Scheduler::maybe_nmi(const Label &label, uint32_t occ)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	one_.assign(1, current_);
+	Decision d{current_, true, label.id, occ, &one_, current_, result_.steps, events_++};
+	const int h = strategy_->nmi(d, cur.nmis);
+	if (h < 0)
+		return;
+	if (!std::binary_search(cur.nmis.begin(), cur.nmis.end(), h))
+		abort_run(Outcome::diverged, "replay diverged: at T" + std::to_string(current_) + " " + label.name + "#" +
+						     std::to_string(occ) + " the schedule runs NMI N" + std::to_string(h) +
+						     ", which is not pending on T" + std::to_string(current_));
+	result_.records.push_back(Record{current_, label.name, occ, h, Action::nmi});
+	run_nmi(h);
+}
+
+void Scheduler::run_nmi(int h)
+{
+	Task &cur = *tasks_[size_t(current_)];
+	cur.nmis.erase(std::find(cur.nmis.begin(), cur.nmis.end(), h));
+	result_.nmis++;
+	struct Depth {
+		Scheduler *s;
+		~Depth() { s->nmi_exit(); }
+	} depth{this};
+	nmi_enter();
+	nmi_bodies_[size_t(h)]();
+}
+
+bool Scheduler::nmi_now(int h)
+{
+	const Task &cur = *tasks_[size_t(current_)];
+	if (!std::binary_search(cur.nmis.begin(), cur.nmis.end(), h))
+		return false;
+	run_nmi(h);
+	return true;
+}
+
+bool Scheduler::fallible_point(const Label &label)
+{
+	point(label);
+	if (draining_)
+		return false;
+	const Task &cur = *tasks_[size_t(current_)];
+	const uint32_t occ = cur.occ[label.id];
+	one_.assign(1, current_);
+	Decision d{current_, true, label.id, occ, &one_, current_, result_.steps, events_++};
+	if (!strategy_->fail(d))
+		return false;
+	result_.fails++;
+	result_.records.push_back(Record{current_, label.name, occ, 0, Action::fail});
+	return true;
 }
 
 void Scheduler::switch_task(int to)

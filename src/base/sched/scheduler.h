@@ -24,18 +24,9 @@
 #include "base/sched/label.h"
 #include "base/sched/lockdep.h"
 #include "base/sched/lockset.h"
+#include "base/sched/record.h"
 
 namespace fl::sched {
-
-// "at T0 finish_fault:pte_offset_map_lock#1 switch T1": when task `task`
-// reaches the `occurrence`-th (1-based) decision at `label`, run `target`.
-struct Record {
-	int task = 0;
-	std::string label;
-	uint32_t occurrence = 1;
-	int target = 0;
-	bool operator==(const Record &) const = default;
-};
 
 // What a strategy sees at a decision.
 struct Decision {
@@ -46,6 +37,7 @@ struct Decision {
 	const std::vector<int> *runnable;  // sorted ids, non-empty
 	int default_choice;
 	uint64_t step;                // decisions with >= 2 runnable tasks so far
+	uint64_t event = 0;           // fail and nmi questions asked so far (Strategy::fail, nmi)
 };
 
 class Strategy {
@@ -53,6 +45,12 @@ public:
 	virtual ~Strategy() = default;
 	virtual void begin(int ntasks) { (void)ntasks; }
 	virtual int pick(const Decision &) = 0;
+	// At a fallible acquisition (Scheduler::fallible_point): true makes it
+	// fail. Asked whatever the number of runnable tasks.
+	virtual bool fail(const Decision &) { return false; }
+	// At a decision of a runnable task with NMI handlers pending on it
+	// (ascending ids): the handler to run there, or -1. Asked before pick().
+	virtual int nmi(const Decision &, const std::vector<int> &pending) { (void)pending; return -1; }
 	// Replay: the records were not all consumed, or one did not fit.
 	virtual std::string divergence() const { return {}; }
 };
@@ -65,6 +63,7 @@ struct RunResult {
 	std::string report;           // the deadlock wait-for graph, the lock report, ...
 	std::vector<Record> records;  // the non-default picks, in order
 	uint64_t decisions = 0, steps = 0, switches = 0;
+	uint64_t fails = 0, nmis = 0;  // failed acquisitions, NMI handlers run (recorded or not)
 	uint64_t trace_hash = 0;      // over (task, label) of every decision
 };
 
@@ -142,6 +141,22 @@ public:
 	// see it; no scheduling decision.
 	void hold_nowait(const void *obj, const LockClass &, const Label &);
 	void release_nowait(const void *obj, const LockClass &);
+	// ---- NMIs and lock failures as schedule decisions (record.h) ----
+	// A handler the harness runs as an NMI on `task` (on its CPU), at a
+	// decision the strategy picks, or when nmi_now() asks, or else when the
+	// task's body returns. Ids are 0, 1, ... per run, in order; call
+	// between spawn() and run(). Each runs once; a handler's own decisions
+	// may run another pending handler (a nested NMI).
+	int add_nmi(int task, std::function<void()> body);
+	// On the task's fiber: runs handler `h` now if it is still pending on
+	// the current task (a Program's "NMI by the end of this op"). False if
+	// it already ran.
+	bool nmi_now(int h);
+	// A scheduling point at a fallible acquisition (a trylock that may
+	// find the lock busy, rqspinlock's timeout, vma_start_read): true if
+	// the strategy (a "fail" record on replay) makes it fail.
+	bool fallible_point(const Label &);
+
 	// The harness runs an NMI handler on the current task (the interrupted
 	// context stays frozen under it): lockdep sees NMI context, the lockset
 	// a context of its own that holds none of the interrupted one's locks.
@@ -188,6 +203,8 @@ private:
 		       uint8_t subclass = 0);
 	void held_pop(const LockClass &);
 	int decide(const Label &, bool current_runnable);
+	void maybe_nmi(const Label &, uint32_t occurrence);
+	void run_nmi(int h);
 	void switch_task(int to);
 	void abort_run(Outcome, const std::string &report);
 	std::string wait_for_graph() const;
@@ -201,7 +218,9 @@ private:
 	std::vector<HeldLock> held_scratch_;
 	std::vector<std::unique_ptr<Task>> tasks_;
 	std::vector<std::unique_ptr<Lock>> locks_;
-	std::vector<int> runnable_;  // scratch
+	std::vector<int> runnable_, one_;  // scratch
+	std::vector<std::function<void()>> nmi_bodies_;  // per run (add_nmi)
+	uint64_t events_ = 0;                            // Decision::event
 	std::vector<void *> main_tls_;
 	int current_ = -1;
 	bool draining_ = false, cancelling_ = false;

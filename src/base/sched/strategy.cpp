@@ -49,6 +49,20 @@ int Forced::pick(const Decision &d)
 	return it == picks_.end() ? d.default_choice : it->second;
 }
 
+bool Forced::fail(const Decision &d)
+{
+	seen_events_.push_back(SeenEvent{d.event, false, {}});
+	auto it = events_.find(d.event);
+	return it != events_.end() && it->second == 1;
+}
+
+int Forced::nmi(const Decision &d, const std::vector<int> &pending)
+{
+	seen_events_.push_back(SeenEvent{d.event, true, pending});
+	auto it = events_.find(d.event);
+	return it == events_.end() ? -1 : it->second;
+}
+
 void ByteSchedule::begin(int ntasks)
 {
 	ntasks_ = ntasks > 0 ? ntasks : 1;
@@ -81,27 +95,44 @@ void Replay::begin(int ntasks)
 	diverged_.clear();
 }
 
-static std::string describe(const Record &r)
+// A record at d's point that was not taken there: passed, if d has gone
+// beyond its occurrence.
+const Record *Replay::take(const Decision &d, Action action)
 {
-	return "at T" + std::to_string(r.task) + " " + r.label + "#" + std::to_string(r.occurrence) + " switch T" +
-	       std::to_string(r.target);
+	if (next_ >= records_.size())
+		return nullptr;
+	const Record &r = records_[next_];
+	if (r.task != d.current || label_ids_[next_] != d.label)
+		return nullptr;
+	if (r.occurrence == d.occurrence && r.action == action) {
+		next_++;
+		return &r;
+	}
+	// A fail record comes after its point's pick, an nmi record before it.
+	const bool later_here = r.occurrence == d.occurrence && r.action == Action::fail;
+	if ((d.occurrence > r.occurrence || (r.occurrence == d.occurrence && !later_here && action == Action::fail)) &&
+	    diverged_.empty())
+		diverged_ = "replay diverged: record " + std::to_string(next_ + 1) + " (" + format_record(r) +
+			    ") was passed without being taken";
+	return nullptr;
 }
 
 int Replay::pick(const Decision &d)
 {
-	if (next_ >= records_.size())
-		return d.default_choice;
-	const Record &r = records_[next_];
-	if (r.task == d.current && label_ids_[next_] == d.label) {
-		if (r.occurrence == d.occurrence) {
-			next_++;
-			return r.target;
-		}
-		if (d.occurrence > r.occurrence && diverged_.empty())
-			diverged_ = "replay diverged: record " + std::to_string(next_ + 1) + " (" + describe(r) +
-				    ") was passed without being taken";
-	}
-	return d.default_choice;
+	const Record *r = take(d, Action::switch_to);
+	return r ? r->target : d.default_choice;
+}
+
+bool Replay::fail(const Decision &d)
+{
+	return take(d, Action::fail) != nullptr;
+}
+
+int Replay::nmi(const Decision &d, const std::vector<int> &pending)
+{
+	(void)pending;  // the scheduler reports a handler that is not pending
+	const Record *r = take(d, Action::nmi);
+	return r ? r->target : -1;
 }
 
 std::string Replay::divergence() const
@@ -109,7 +140,7 @@ std::string Replay::divergence() const
 	if (!diverged_.empty())
 		return diverged_;
 	if (next_ < records_.size())
-		return "replay diverged: record " + std::to_string(next_ + 1) + " (" + describe(records_[next_]) +
+		return "replay diverged: record " + std::to_string(next_ + 1) + " (" + format_record(records_[next_]) +
 		       ") was never reached";
 	return {};
 }

@@ -8,6 +8,8 @@
 //                     what it saw so bounded search can branch (explorer)
 //  Replay           - label-anchored records; a record that does not fit
 //                     or is never reached is a divergence
+// RandomWalk and Pct also make fallible acquisitions fail and run pending
+// NMI handlers at the rates they are given (EventRates; none by default).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,30 @@ private:
 	uint64_t s_;
 };
 
+// How often a searching strategy answers Strategy::fail and Strategy::nmi
+// with yes, per 256 questions. Its own generator, so that a seed's picks
+// stay what they were whatever the rates.
+struct EventRates {
+	uint8_t fail = 0, nmi = 0;
+	bool operator==(const EventRates &) const = default;
+};
+
+class EventDice {
+public:
+	EventDice(uint64_t seed, EventRates r) : rng_(seed ^ 0x6e6d692f6661696cull), r_(r) {}
+	bool fail() { return r_.fail && rng_() % 256 < r_.fail; }
+	int nmi(const std::vector<int> &pending)
+	{
+		if (!r_.nmi || rng_() % 256 >= r_.nmi)
+			return -1;
+		return pending[size_t(rng_() % pending.size())];
+	}
+
+private:
+	SplitMix64 rng_;
+	EventRates r_;
+};
+
 class DefaultStrategy final : public Strategy {
 public:
 	int pick(const Decision &d) override { return d.default_choice; }
@@ -45,24 +71,33 @@ public:
 
 class RandomWalk final : public Strategy {
 public:
-	explicit RandomWalk(uint64_t seed) : rng_(seed) {}
+	explicit RandomWalk(uint64_t seed, EventRates rates = {}) : rng_(seed), dice_(seed, rates) {}
 	int pick(const Decision &d) override;
+	bool fail(const Decision &) override { return dice_.fail(); }
+	int nmi(const Decision &, const std::vector<int> &pending) override { return dice_.nmi(pending); }
 
 private:
 	SplitMix64 rng_;
+	EventDice dice_;
 };
 
 class Pct final : public Strategy {
 public:
 	// depth d >= 1; k: the expected number of steps (learned by the caller
 	// as the running maximum and passed in through set_k).
-	Pct(uint64_t seed, int depth, uint64_t k) : rng_(seed), depth_(depth), k_(k ? k : 1) {}
+	Pct(uint64_t seed, int depth, uint64_t k, EventRates rates = {})
+		: rng_(seed), dice_(seed, rates), depth_(depth), k_(k ? k : 1)
+	{
+	}
 	void set_k(uint64_t k) { k_ = k ? k : 1; }
 	void begin(int ntasks) override;
 	int pick(const Decision &d) override;
+	bool fail(const Decision &) override { return dice_.fail(); }
+	int nmi(const Decision &, const std::vector<int> &pending) override { return dice_.nmi(pending); }
 
 private:
 	SplitMix64 rng_;
+	EventDice dice_;
 	int depth_;
 	uint64_t k_;
 	std::vector<int> prio_;             // per task; higher runs
@@ -79,13 +114,28 @@ public:
 		std::vector<int> runnable;
 		int default_choice;
 	};
-	explicit Forced(std::map<uint64_t, int> picks) : picks_(std::move(picks)) {}
+	// A fail or nmi question (Decision::event) it was asked: what a
+	// bounded search may branch on. pending is empty for a fail question.
+	struct SeenEvent {
+		uint64_t event;
+		bool nmi;
+		std::vector<int> pending;
+	};
+	// events: the answer per question (fail: 1 = fail; nmi: the handler).
+	explicit Forced(std::map<uint64_t, int> picks, std::map<uint64_t, int> events = {})
+		: picks_(std::move(picks)), events_(std::move(events))
+	{
+	}
 	int pick(const Decision &d) override;
+	bool fail(const Decision &d) override;
+	int nmi(const Decision &d, const std::vector<int> &pending) override;
 	const std::vector<Seen> &seen() const { return seen_; }
+	const std::vector<SeenEvent> &seen_events() const { return seen_events_; }
 
 private:
-	std::map<uint64_t, int> picks_;
+	std::map<uint64_t, int> picks_, events_;
 	std::vector<Seen> seen_;
+	std::vector<SeenEvent> seen_events_;
 };
 
 // The fuzzers' schedule: (delta, target) pairs decoded from bytes. After
@@ -109,9 +159,13 @@ public:
 	explicit Replay(std::vector<Record> records) : records_(std::move(records)) {}
 	void begin(int ntasks) override;
 	int pick(const Decision &d) override;
+	bool fail(const Decision &d) override;
+	int nmi(const Decision &d, const std::vector<int> &pending) override;
 	std::string divergence() const override;
 
 private:
+	// The next record if it is `action` at d's point: consumed, and returned.
+	const Record *take(const Decision &d, Action action);
 	std::vector<Record> records_;
 	std::vector<uint32_t> label_ids_;
 	size_t next_ = 0;

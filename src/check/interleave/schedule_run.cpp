@@ -261,18 +261,8 @@ ScheduleOutcome run_schedule(const Program &p, const Config &cfg, sched::Strateg
 Program with_schedule(const Program &p, const std::vector<sched::Record> &records)
 {
 	Program q = p;
-	q.schedule.clear();
-	for (const sched::Record &r : records)
-		q.schedule.push_back(ScheduleRecord{r.task, r.label, r.occurrence, r.target});
+	q.schedule = records;
 	return q;
-}
-
-std::vector<sched::Record> records_of(const Program &p)
-{
-	std::vector<sched::Record> out;
-	for (const ScheduleRecord &r : p.schedule)
-		out.push_back(sched::Record{r.task, r.label, r.occurrence, r.target});
-	return out;
 }
 
 }  // namespace fl::interleave

@@ -51,6 +51,5 @@ ScheduleOutcome run_schedule(const Program &, const Config &, sched::Strategy &g
 
 // The program with `records` as its schedule (what a finding writes).
 Program with_schedule(const Program &, const std::vector<sched::Record> &records);
-std::vector<sched::Record> records_of(const Program &);
 
 }  // namespace fl::interleave

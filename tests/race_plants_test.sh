@@ -4,12 +4,12 @@
 # search over an explore Program written before the slip (not shaped for
 # it), on the first, unpreempted schedule, and the finding replays; the same
 # Program on the real port is quiet.
-#   race_plants_test.sh [EMULATOR...] FAULTLINE_CLI PLANT_DIR PROGRAM
+#   race_plants_test.sh [EMULATOR...] FAULTLINE_CLI PLANT_DIR PROGRAM CLOSE_PROGRAM
 set -u
 . "$(dirname "$0")/expect.sh"
 args=("$@")
-program=${args[-1]} plants=${args[-2]} cli=${args[-3]}
-run=("${args[@]:0:${#args[@]}-3}")  # qemu-i386 in the -m32 build, else nothing
+close_program=${args[-1]} program=${args[-2]} plants=${args[-3]} cli=${args[-4]}
+run=("${args[@]:0:${#args[@]}-4}")  # qemu-i386 in the -m32 build, else nothing
 config=(--patch v2 --arch 64 --page 4k --door anon --spec mask --seconds 5)
 
 EXPECT_CMD=("${run[@]}" "$cli" interleave)
@@ -25,10 +25,21 @@ expect 1 "at schedule 1 .*violation data_race.*vmf_pte_changed:pte.*unmap_vmas:p
 EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-mmap_lock_recursive")
 expect 1 "at schedule 1 .*violation lockdep.*possible recursive locking detected.*mmap_lock" "${config[@]}" "$program"
 
+# ->close drops a map reference the initial mmap never took: the map is
+# freed under its fd, and KASAN's quarantine reports the next touch (not an
+# ASan abort, not silence in a release build).
+EXPECT_CMD=("${run[@]}" "$cli" interleave)
+expect 0 "no finding" "${config[@]}" "$close_program"
+EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-mmap_close_put")
+expect 1 "at schedule 1 .*violation use_after_free.*BUG: KASAN: slab-use-after-free of a bpf_map" "${config[@]}" \
+	"$close_program"
+
 # The explorer re-runs every finding from its records and says so when the
-# verdict differs: both findings replay.
-for plant in finish_fault_no_ptl mmap_lock_recursive; do
-	if "${run[@]}" "$plants/interleave-plant-$plant" "${config[@]}" "$program" 2>&1 | grep -q "did not replay"; then
+# verdict differs: every finding replays.
+for plant in finish_fault_no_ptl mmap_lock_recursive mmap_close_put; do
+	p=$program
+	[ $plant = mmap_close_put ] && p=$close_program
+	if "${run[@]}" "$plants/interleave-plant-$plant" "${config[@]}" "$p" 2>&1 | grep -q "did not replay"; then
 		echo "FAIL: $plant's finding does not replay"; fails=$((fails + 1))
 	else
 		passes=$((passes + 1))

@@ -55,7 +55,20 @@ struct bpf_map {
 	s64 writecnt = 0;        /* atomic64_t */
 	struct mutex freeze_mutex;
 	long refcnt = 1;
+	bool kasan_freed = false;  /* not kernel: map_free ran (the map sits in KASAN's quarantine) */
 };
+inline bool kasan_check_map(const bpf_map *map, const char *where)
+{
+	return kasan_check(map->kasan_freed, "bpf_map", where);
+}
+// The reads a map VMA's vm_ops make (the VMA, its file, the map behind it).
+inline void kasan_check_map_vma(const vm_area_struct *vma, const bpf_map *map, const char *where)
+{
+	kasan_check_vma(vma, where);
+	if (vma->vm_file)
+		kasan_check_file(vma->vm_file, where);
+	kasan_check_map(map, where);
+}
 
 // sizeof(struct bpf_array) is a few hundred bytes (docs/arraymap.md#struct-bpf_array: offsetof
 // value = 0x110 in one 6.x build); any value < PAGE_SIZE gives hdr_pgoff == 1.

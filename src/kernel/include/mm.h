@@ -287,6 +287,7 @@ struct file {
 	const file_operations *f_op = nullptr;
 	void *private_data = nullptr;
 	long f_count = 1;
+	bool kasan_freed = false;  // not kernel: set by the last fput (the file sits in KASAN's quarantine)
 };
 inline inode *file_inode(const file *f) { return f->f_inode; }
 // include/linux/fs.h: path_noexec (no mount flags: the port's files live on
@@ -380,16 +381,27 @@ struct kernel_globals {
 	 * so a use after free is reported (kasan_report) instead of crashing
 	 * the harness. */
 	std::vector<std::unique_ptr<vm_area_struct>> kasan_quarantine;
+	std::vector<std::shared_ptr<void>> kasan_objects;  // freed files, inodes and maps
 	std::vector<std::unique_ptr<page>> freed_pages;
 	std::string kasan_report;  // the first report since the machine last looked
 };
 // mm/kasan/report.c: kasan_report, for an access to a freed object.
 void kasan_report(const char *what, const char *where);
+// What KASAN's shadow check does at an access, for the objects the port
+// keeps in quarantine (VMAs, files, maps): false, and a report, if freed.
+inline bool kasan_check(bool freed, const char *object, const char *where)
+{
+	if (freed)
+		kasan_report((std::string("slab-use-after-free of a ") + object).c_str(), where);
+	return !freed;
+}
 inline bool kasan_check_vma(const vm_area_struct *vma, const char *where)
 {
-	if (vma->kasan_freed)
-		kasan_report("slab-use-after-free of a vm_area_struct", where);
-	return !vma->kasan_freed;
+	return kasan_check(vma->kasan_freed, "vm_area_struct", where);
+}
+inline bool kasan_check_file(const file *f, const char *where)
+{
+	return kasan_check(f->kasan_freed, "file", where);
 }
 extern thread_local constinit kernel_globals *kg;
 FL_NO_COVERAGE inline void page_counts_changed(page_counts *pc)

@@ -310,6 +310,7 @@ vm_fault_t handle_mm_fault(vm_area_struct *vma, ulong address, unsigned int flag
 {
 	vm_fault vmf;
 
+	kasan_check_vma(vma, __func__);
 	vmf.vma = vma;
 	vmf.address = address & PAGE_MASK;
 	vmf.flags = flags;

@@ -37,15 +37,19 @@ vm_area_struct *find_vma_intersection(mm_struct *mm, ulong start, ulong end)
 	return vma && vma->vm_start < end ? vma : nullptr;
 }
 
-// fs/file_table.c: fput (the last reference releases the file)
+// fs/file_table.c: fput (the last reference releases the file). The file
+// and its inode go to KASAN's quarantine, not back to the allocator.
 void fput(file *f)
 {
+	if (!kasan_check_file(f, "fput"))
+		return;
 	if (--f->f_count)
 		return;
 	if (f->f_op->release)
 		f->f_op->release(f);
-	delete f->f_inode;
-	delete f;
+	f->kasan_freed = true;
+	kg->kasan_objects.emplace_back(std::shared_ptr<inode>(f->f_inode));
+	kg->kasan_objects.emplace_back(std::shared_ptr<file>(f));
 }
 
 /*

@@ -285,7 +285,8 @@ static void arena_map_free(bpf_map *map)
 	}
 	arena->kern_vm->pages.clear();
 	free_vm_area(arena->kern_vm);
-	delete arena;
+	arena->map.kasan_freed = true;  /* bpf_map_area_free: into KASAN's quarantine */
+	kg->kasan_objects.emplace_back(std::shared_ptr<bpf_arena>(arena));
 }
 
 // kernel/bpf/arena.c: remember_vma
@@ -353,6 +354,7 @@ static void arena_vm_close(vm_area_struct *vma)
 	bpf_arena *arena = container_of_arena(map);
 	vma_list *vml = static_cast<vma_list *>(vma->vm_private_data);
 
+	kasan_check_map_vma(vma, map, __func__);
 	if (vml->kasan_freed)
 		kasan_report("slab-use-after-free of a vma_list", "arena_vm_close");
 	if (--vml->mmap_count)  /* !refcount_dec_and_test */
@@ -383,6 +385,8 @@ static vm_fault_t arena_vm_fault(vm_fault *vmf)
 	bpf_map *map = static_cast<bpf_map *>(vmf->vma->vm_file->private_data);
 	bpf_arena *arena = container_of_arena(map);
 	std::unique_ptr<page> fresh;
+
+	kasan_check_map_vma(vmf->vma, map, __func__);
 	page *pg;
 	klong kbase, kaddr;
 	int ret;

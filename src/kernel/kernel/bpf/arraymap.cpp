@@ -190,7 +190,8 @@ static void array_map_free(bpf_map *map)
 		vfree(array_map_vmalloc_addr(array));
 	else
 		vfree(array->kaddr);
-	delete array;
+	array->map.kasan_freed = true;  /* kfree: into KASAN's quarantine */
+	kg->kasan_objects.emplace_back(std::shared_ptr<bpf_array>(array));
 }
 
 // kernel/bpf/arraymap.c: array_map_lookup_elem

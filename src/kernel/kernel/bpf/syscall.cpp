@@ -11,11 +11,13 @@ namespace fl::FL_ARCH_NS {
 // kernel/bpf/syscall.c: bpf_map_write_active_inc/_dec/bpf_map_write_active
 void bpf_map_write_active_inc(bpf_map *map)
 {
+	kasan_check_map(map, __func__);
 	atomic64_inc(&map->writecnt);
 }
 
 void bpf_map_write_active_dec(bpf_map *map)
 {
+	kasan_check_map(map, __func__);
 	atomic64_dec(&map->writecnt);
 }
 
@@ -40,6 +42,7 @@ static fmode_t map_get_sys_perms(bpf_map *map, struct fd f)
 // kernel/bpf/syscall.c: bpf_map_put -> bpf_map_free_deferred -> ops->map_free
 void bpf_map_put(bpf_map *map)
 {
+	kasan_check_map(map, __func__);
 	if (--map->refcnt == 0)
 		map->ops->map_free(map);
 }
@@ -56,6 +59,13 @@ static void bpf_map_mmap_open(vm_area_struct *vma)
 {
 	bpf_map *map = static_cast<bpf_map *>(vma->vm_file->private_data);
 
+	kasan_check_map_vma(vma, map, __func__);
+#if defined(FL_PLANT_MMAP_CLOSE_PUT)
+	/* planted slip (test-only build, FL_SCHED_PLANTS): each VMA pins the
+	 * map, but ->open is not called for the initial mmap's VMA, so the
+	 * last ->close drops a reference nobody took */
+	map->refcnt++;  /* bpf_map_inc */
+#endif
 	if (vma->vm_flags & VM_MAYWRITE)
 		bpf_map_write_active_inc(map);
 }
@@ -65,8 +75,12 @@ static void bpf_map_mmap_close(vm_area_struct *vma)
 {
 	bpf_map *map = static_cast<bpf_map *>(vma->vm_file->private_data);
 
+	kasan_check_map_vma(vma, map, __func__);
 	if (vma->vm_flags & VM_MAYWRITE)
 		bpf_map_write_active_dec(map);
+#if defined(FL_PLANT_MMAP_CLOSE_PUT)
+	bpf_map_put(map);
+#endif
 }
 
 /*
@@ -80,6 +94,7 @@ static vm_fault_t bpf_map_mmap_fault(vm_fault *vmf)
 {
 	bpf_map *map = static_cast<bpf_map *>(vmf->vma->vm_private_data);
 
+	kasan_check_map_vma(vmf->vma, map, __func__);
 	if (!map->ops->map_mmap_fault)
 		return VM_FAULT_SIGBUS;
 
@@ -92,6 +107,7 @@ static vm_fault_t bpf_map_mmap_pages(vm_fault *vmf, pgoff_t start_pgoff, pgoff_t
 {
 	bpf_map *map = static_cast<bpf_map *>(vmf->vma->vm_private_data);
 
+	kasan_check_map_vma(vmf->vma, map, __func__);
 	if (!map->ops->map_mmap_pages)
 		return 0;
 
@@ -322,6 +338,8 @@ static bpf_map *__bpf_map_get(struct fd f)
 		return ERR_PTR<bpf_map>(-EINVAL);
 	}
 
+	kasan_check_file(f.file, __func__);
+	kasan_check_map(static_cast<bpf_map *>(f.file->private_data), __func__);
 	return static_cast<bpf_map *>(f.file->private_data);
 }
 

@@ -4,12 +4,12 @@
 # search over an explore Program written before the slip (not shaped for
 # it), on the first, unpreempted schedule, and the finding replays; the same
 # Program on the real port is quiet.
-#   race_plants_test.sh [EMULATOR...] FAULTLINE_CLI PLANT_DIR PROGRAM CLOSE_PROGRAM
+#   race_plants_test.sh [EMULATOR...] FAULTLINE_CLI PLANT_DIR PROGRAM CLOSE_PROGRAM FREEZE_PROGRAM
 set -u
 . "$(dirname "$0")/expect.sh"
 args=("$@")
-close_program=${args[-1]} program=${args[-2]} plants=${args[-3]} cli=${args[-4]}
-run=("${args[@]:0:${#args[@]}-4}")  # qemu-i386 in the -m32 build, else nothing
+freeze_program=${args[-1]} close_program=${args[-2]} program=${args[-3]} plants=${args[-4]} cli=${args[-5]}
+run=("${args[@]:0:${#args[@]}-5}")  # qemu-i386 in the -m32 build, else nothing
 config=(--patch v2 --arch 64 --page 4k --door anon --spec mask --seconds 5)
 
 EXPECT_CMD=("${run[@]}" "$cli" interleave)
@@ -34,11 +34,22 @@ EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-mmap_close_put")
 expect 1 "at schedule 1 .*violation use_after_free.*BUG: KASAN: slab-use-after-free of a bpf_map" "${config[@]}" \
 	"$close_program"
 
+# mmap's write-active count taken after freeze_mutex is dropped: a freeze
+# passes in between, and the ghost invariant "frozen => no writer" sees the
+# writable VMA at the next point (before any byte changes, before the group
+# ends and the linearizability check could look).
+EXPECT_CMD=("${run[@]}" "$cli" interleave)
+expect 0 "no finding" "${config[@]}" "$freeze_program"
+EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-mmap_inc_after_unlock")
+expect 1 "at schedule [0-9]+ .*violation freeze_iff.*frozen and a VM_MAYWRITE mapping of it is live" "${config[@]}" \
+	"$freeze_program"
+
 # The explorer re-runs every finding from its records and says so when the
 # verdict differs: every finding replays.
-for plant in finish_fault_no_ptl mmap_lock_recursive mmap_close_put; do
+for plant in finish_fault_no_ptl mmap_lock_recursive mmap_close_put mmap_inc_after_unlock; do
 	p=$program
 	[ $plant = mmap_close_put ] && p=$close_program
+	[ $plant = mmap_inc_after_unlock ] && p=$freeze_program
 	if "${run[@]}" "$plants/interleave-plant-$plant" "${config[@]}" "$p" 2>&1 | grep -q "did not replay"; then
 		echo "FAIL: $plant's finding does not replay"; fails=$((fails + 1))
 	else

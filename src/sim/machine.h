@@ -130,6 +130,11 @@ public:
 	// A hash of the map's visible data bytes (0 without a map): the
 	// interleaving explorer's "frozen bytes never change" ghost invariant.
 	virtual uint64_t map_data_hash() const = 0;
+	// An array map VMA that may become writable (VM_MAYWRITE) is in some
+	// address space: with map_frozen(), the ghost invariant "frozen => no
+	// writer" (a successful freeze excludes every such VMA, and none can be
+	// made after it).
+	virtual bool map_maywrite_mapped() const = 0;
 
 	// Test hooks.
 	// Write through the kernel's view (as a BPF program would), bypassing

@@ -10,13 +10,22 @@ namespace fl::interleave {
 
 namespace {
 
-// "Once a reader saw frozen && !write_active, the map's bytes never change":
-// bpf_map_is_rdonly() as the verifier reads it, evaluated at every point.
+// The ghost invariants of freezing, at every scheduling point:
+// - "frozen => no writer": once BPF_MAP_FREEZE succeeded, no array map VMA
+//   that may become writable is mapped anywhere (freeze refuses while one
+//   holds write-active, bpf_map_mmap clears VM_MAYWRITE on a frozen map
+//   before the VMA is inserted). writecnt itself may be non-zero for a
+//   moment after a freeze: map_update_elem counts itself before its
+//   permission check fails.
+// - "once a reader saw frozen && !write_active, the map's bytes never
+//   change": bpf_map_is_rdonly() as the verifier reads it.
 class FrozenBytes {
 public:
 	explicit FrozenBytes(Machine &m) : m_(m) {}
 	std::string check()
 	{
+		if (m_.map_frozen() && m_.map_maywrite_mapped())
+			return "freeze_iff: the map is frozen and a VM_MAYWRITE mapping of it is live";
 		if (seen_) {
 			uint64_t h = m_.map_data_hash();
 			if (h && h != hash_)
@@ -58,6 +67,8 @@ Invariant invariant_of(sched::Outcome o, const std::string &report)
 			return Invariant::lockdep;
 		if (report.find("lockset:") != std::string::npos)
 			return Invariant::data_race;
+		if (report.find("freeze_iff:") != std::string::npos)
+			return Invariant::freeze_iff;
 		return Invariant::frozen_stable;
 	default: return Invariant::none;
 	}

@@ -50,6 +50,7 @@ public:
 	Violation take_op_violation() override;
 
 	uint64_t map_data_hash() const override;
+	bool map_maywrite_mapped() const override;
 	void kernel_poke(uint64_t map_offset, const std::vector<uint8_t> &bytes) override;
 	int64_t user_page_id(int pid, uint64_t addr) const override;
 	int64_t map_data_page_id(uint64_t data_page_index) const override;

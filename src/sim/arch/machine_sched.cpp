@@ -22,6 +22,17 @@ void MachineImpl::register_sched_tls()
 	});
 }
 
+bool MachineImpl::map_maywrite_mapped() const
+{
+	if (!map_live())
+		return false;
+	for (auto &p : procs_)
+		for (vm_area_struct *vma : p->mm.mmap)
+			if (is_map_vma(vma) && (vma->vm_flags & VM_MAYWRITE))
+				return true;
+	return false;
+}
+
 uint64_t MachineImpl::map_data_hash() const
 {
 	if (!map_live())

@@ -214,12 +214,21 @@ static int bpf_map_mmap(file *filp, vm_area_struct *vma)
 			err = -EACCES;
 			goto out;
 		}
+#if !defined(FL_PLANT_MMAP_INC_AFTER_UNLOCK)
 		bpf_map_write_active_inc(map);
+#endif
 	}
 out:
 	mutex_unlock(&map->freeze_mutex);
 	if (err)
 		return err;
+#if defined(FL_PLANT_MMAP_INC_AFTER_UNLOCK)
+	/* planted slip (test-only build, FL_SCHED_PLANTS): the count taken
+	 * after freeze_mutex is dropped, so a freeze can pass between the
+	 * frozen check and it */
+	if (vma->vm_flags & VM_WRITE)
+		bpf_map_write_active_inc(map);
+#endif
 
 	/* set default open/close callbacks */
 	vma->vm_ops = &bpf_map_default_vmops;

@@ -26,10 +26,10 @@ done
 secs=$1 dir=$2 t=$3 corpus=$4 cpu=${5:-0}
 [ -x "$dir/$t" ] || { echo "$0: no fuzz target $dir/$t (fuzz/build.sh builds it)" >&2; exit 2; }
 SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
-kind=${t%%-*}
-[[ $t == program-*-threads ]] && kind=threads  # fuzz_campaign.py's name for it
+kind=${t%%-*} seeds_kind=${t%%-*}
+[[ $t == program-*-threads ]] && seeds_kind=threads  # fuzz_campaign.py's name for it (the program dictionary)
 seeds=()
-[ -d "$SRC_DIR/corpora/$kind/seeds" ] && seeds=("$SRC_DIR/corpora/$kind/seeds")
+[ -d "$SRC_DIR/corpora/$seeds_kind/seeds" ] && seeds=("$SRC_DIR/corpora/$seeds_kind/seeds")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$corpus"
@@ -50,6 +50,7 @@ while :; do
 	done < <(taskset -c "$cpu" "$dir/$t" -dict="$SRC_DIR/fuzz/$kind.dict" -max_len=256 -timeout=10 \
 		-entropic_feature_frequency_threshold=16 -max_total_time="$left" -print_final_stats=1 \
 		-artifact_prefix="$work/" "$corpus" "${seeds[@]}" 2>&1 || true)
+	[ "$last" -gt 0 ] || { echo "$0: $t ran no input (see: $dir/$t -runs=1 $corpus)" >&2; exit 1; }
 	base=$((base + last))
 	echo "$(elapsed) $base" >>"$samples"
 done

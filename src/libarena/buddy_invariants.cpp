@@ -75,8 +75,14 @@ const std::map<u64, u64> &pristine_free_blocks()
 
 std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_CPUS])
 {
+	return check_caches(b, shadow->live, &shadow->cached, busy);
+}
+
+std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, std::map<u64, u64> *cached,
+			 const bool busy[BUDDY_NR_CPUS])
+{
 	Arena &a = *b->arena;
-	shadow->cached.clear();
+	cached->clear();
 	if (!has_caches(b->level))
 		return "";
 	auto hold = [&](u64 obj, u64 order, const std::string &where) -> std::string {
@@ -87,9 +93,9 @@ std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_
 		const u64 nibble = (idx & 1) ? (v & 0xf) : (v >> 4);
 		if (order != ~0ull && nibble != order)
 			return "I8: " + where + " holds " + hex(obj) + " of order " + std::to_string(nibble);
-		if (!shadow->cached.emplace(obj, nibble).second)
+		if (!cached->emplace(obj, nibble).second)
 			return "I8: " + hex(obj) + " is cached twice (again in " + where + ")";
-		if (shadow->live.count(obj))
+		if (live.count(obj))
 			return "I1: " + where + " holds " + hex(obj) + ", which a caller holds";
 		return "";
 	};
@@ -161,11 +167,13 @@ std::vector<u8> snapshot_buddy(buddy_ctx *b)
 	return out;
 }
 
-std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep)
+std::string check_buddy_shallow(buddy_ctx *b, Shadow *shadow, BuddyLayout *layout)
 {
 	Arena &a = *b->arena;
 	const u64 region = a.base() + BUDDY_VADDR_OFFSET;
 	const u64 vaddr = a.load64(b->buddy + BUDDY_VADDR);
+	layout->chunks.clear();
+	layout->held.clear();
 
 	// I11: vaddr monotone and bounded; chunks distinct, aligned, acyclic, inside the used region
 	if (vaddr > BUDDY_VADDR_SIZE || vaddr % BUDDY_CHUNK_BYTES)
@@ -175,21 +183,29 @@ std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep)
 	shadow->last_vaddr = vaddr;
 	if (a.load32(b->buddy + BUDDY_LOCK))
 		return "I12: the lock is held between operations";
-	std::vector<u64> chunks;
 	std::set<u64> seen;
 	for (u64 c = a.load64(b->buddy + BUDDY_FIRST_CHUNK); c; c = a.load64(c + CHUNK_NEXT)) {
 		if (c % BUDDY_CHUNK_BYTES || c < region || c >= region + vaddr)
 			return "I11: chunk " + hex(c) + " not an aligned chunk of the used region";
 		if (!seen.insert(c).second)
 			return "I11: the chunk list has a cycle at " + hex(c);
-		chunks.push_back(c);
+		layout->chunks.push_back(c);
 	}
 
-	// I1: live (and cached) objects disjoint, each in a chunk's data area, aligned to its size
-	std::map<u64, u64> held = shadow->live;
-	held.insert(shadow->cached.begin(), shadow->cached.end());
-	u64 prev_end = 0;
-	for (auto [addr, order] : held) {
+	// I1: live (and cached) objects disjoint, each in a chunk's data area,
+	// aligned to its size. Both maps are in address order: one merged walk.
+	u64 prev_end = 0, last = 0;
+	bool any = false;
+	auto live = shadow->live.begin(), cached = shadow->cached.begin();
+	while (live != shadow->live.end() || cached != shadow->cached.end()) {
+		const bool from_live = cached == shadow->cached.end() ||
+				       (live != shadow->live.end() && live->first <= cached->first);
+		auto &it = from_live ? live : cached;
+		const auto [addr, order] = *it++;
+		if (!from_live && any && last == addr)
+			continue;  // live and cached at once: the live entry stands (I8 reports it)
+		any = true;
+		last = addr;
 		const u64 c = addr & ~BUDDY_CHUNK_OFFSET_MASK, idx = (addr - c) / 16, size = 16ull << order;
 		if (addr < prev_end)
 			return "I1: object " + hex(addr) + " overlaps the one before it";
@@ -199,77 +215,93 @@ std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep)
 		if (idx % (1ull << order) || idx < 2569 || idx + (1ull << order) > BUDDY_CHUNK_ITEMS)
 			return "I1: object " + hex(addr) + " of order " + std::to_string(order) +
 			       " misaligned or over the metadata";
+		layout->held[c].emplace_back(addr, order);
 	}
-	if (!deep)
-		return "";
+	return "";
+}
 
-	for (u64 c : chunks) {
-		ChunkMeta m;
-		a.machine().arena_kernel_read(c, m.bytes.data(), u32(SIZEOF_BUDDY_CHUNK));
-		// I6 and I3: walk every free list
-		std::map<u64, u64> free_blocks;
-		for (u64 o = 0; o < BUDDY_CHUNK_NUM_ORDERS; o++) {
-			u64 prev = BUDDY_CHUNK_ITEMS;
-			u64 steps = 0;
-			for (u64 i = m.head(o); i != BUDDY_CHUNK_ITEMS; steps++) {
-				if (i >= BUDDY_CHUNK_ITEMS || steps > BUDDY_CHUNK_ITEMS)
-					return "I6: freelist " + std::to_string(o) + " of chunk " + hex(c) + " is corrupt";
-				if (m.allocated(i) || m.order(i) != o || i % (1ull << o))
-					return "I3: free block " + std::to_string(i) + " on freelist " + std::to_string(o) +
-					       " has allocated=" + std::to_string(m.allocated(i)) + " order " +
-					       std::to_string(m.order(i));
-				if (!free_blocks.emplace(i, o).second)
-					return "I3: block " + std::to_string(i) + " is on a free list twice";
-				const u64 h = c + 16 * i + BUDDY_HEADER_OFF;
-				if (a.load32(h + HDR_PREV) != prev)
-					return "I6: block " + std::to_string(i) + " prev is not its predecessor";
-				prev = i;
-				i = a.load32(h + HDR_NEXT);
-			}
+std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held)
+{
+	Arena &a = *b->arena;
+	ChunkMeta m;
+	a.machine().arena_kernel_read(c, m.bytes.data(), u32(SIZEOF_BUDDY_CHUNK));
+	// I6 and I3: walk every free list
+	std::map<u64, u64> free_blocks;
+	for (u64 o = 0; o < BUDDY_CHUNK_NUM_ORDERS; o++) {
+		u64 prev = BUDDY_CHUNK_ITEMS;
+		u64 steps = 0;
+		for (u64 i = m.head(o); i != BUDDY_CHUNK_ITEMS; steps++) {
+			if (i >= BUDDY_CHUNK_ITEMS || steps > BUDDY_CHUNK_ITEMS)
+				return "I6: freelist " + std::to_string(o) + " of chunk " + hex(c) + " is corrupt";
+			if (m.allocated(i) || m.order(i) != o || i % (1ull << o))
+				return "I3: free block " + std::to_string(i) + " on freelist " + std::to_string(o) +
+				       " has allocated=" + std::to_string(m.allocated(i)) + " order " +
+				       std::to_string(m.order(i));
+			if (!free_blocks.emplace(i, o).second)
+				return "I3: block " + std::to_string(i) + " is on a free list twice";
+			const u64 h = c + 16 * i + BUDDY_HEADER_OFF;
+			if (a.load32(h + HDR_PREV) != prev)
+				return "I6: block " + std::to_string(i) + " prev is not its predecessor";
+			prev = i;
+			i = a.load32(h + HDR_NEXT);
 		}
-		// I2 and I4: metadata + live + free tile [0, 65536); bits only at allocated starts
-		std::map<u64, u64> all = metadata_blocks();
-		for (auto [addr, order] : held)
-			if ((addr & ~BUDDY_CHUNK_OFFSET_MASK) == c)
-				all[(addr - c) / 16] = order;
-		const size_t allocated_starts = all.size();
-		for (auto [idx, order] : all) {
-			if (!m.allocated(idx))
-				return "I4: allocated block " + std::to_string(idx) + " has no allocated bit";
-			if (!metadata_blocks().count(idx) && m.order(idx) != order)
-				return "I4: allocated block " + std::to_string(idx) + " has order nibble " +
-				       std::to_string(m.order(idx)) + ", not " + std::to_string(order);
-		}
-		for (auto [idx, order] : free_blocks)
-			if (!all.emplace(idx, order).second)
-				return "I1: free block " + std::to_string(idx) + " is also allocated";
-		u64 next = 0;
-		for (auto [idx, order] : all) {
-			if (idx != next)
-				return "I2: slots " + std::to_string(next) + ".." + std::to_string(idx) + " of chunk " + hex(c) +
-				       (idx < next ? " are covered twice" : " are neither free nor allocated (lost)");
-			next = idx + (1ull << order);
-		}
-		if (next != BUDDY_CHUNK_ITEMS)
-			return "I2: chunk " + hex(c) + " tiles only " + std::to_string(next) + " slots";
-		size_t bits = 0;
-		for (u64 i = 0; i < BUDDY_CHUNK_ITEMS / 8; i++)
-			bits += size_t(__builtin_popcount(m.bytes[CHUNK_ALLOCATED + i]));
-		if (bits != allocated_starts)
-			return std::string(has_caches(b->level) ? "I9 (lost or duplicated across caches)" : "I4") + ": chunk " + hex(c) + " has " + std::to_string(bits) + " allocated bits for " +
-			       std::to_string(allocated_starts) + " allocated blocks";
-		// I5: maximal coalescing
-		for (auto [idx, order] : free_blocks) {
-			if (order + 1 >= BUDDY_CHUNK_NUM_ORDERS)
-				continue;
-			auto it = free_blocks.find(idx ^ (1ull << order));
-			if (it != free_blocks.end() && it->second == order)
-				return "I5: free buddies " + std::to_string(idx) + " and " + std::to_string(it->first) +
-				       " of order " + std::to_string(order) + " were not merged";
-		}
-		// I7: a chunk with nothing allocated is back to its pristine carve-out
-		if (allocated_starts == metadata_blocks().size() && free_blocks != pristine_free_blocks())
-			return "I7: chunk " + hex(c) + " has nothing allocated but is not pristine";
+	}
+	// I2 and I4: metadata + live + free tile [0, 65536); bits only at allocated starts
+	std::map<u64, u64> all = metadata_blocks();
+	for (auto [addr, order] : held)
+		all[(addr - c) / 16] = order;
+	const size_t allocated_starts = all.size();
+	for (auto [idx, order] : all) {
+		if (!m.allocated(idx))
+			return "I4: allocated block " + std::to_string(idx) + " has no allocated bit";
+		if (!metadata_blocks().count(idx) && m.order(idx) != order)
+			return "I4: allocated block " + std::to_string(idx) + " has order nibble " +
+			       std::to_string(m.order(idx)) + ", not " + std::to_string(order);
+	}
+	for (auto [idx, order] : free_blocks)
+		if (!all.emplace(idx, order).second)
+			return "I1: free block " + std::to_string(idx) + " is also allocated";
+	u64 next = 0;
+	for (auto [idx, order] : all) {
+		if (idx != next)
+			return "I2: slots " + std::to_string(next) + ".." + std::to_string(idx) + " of chunk " + hex(c) +
+			       (idx < next ? " are covered twice" : " are neither free nor allocated (lost)");
+		next = idx + (1ull << order);
+	}
+	if (next != BUDDY_CHUNK_ITEMS)
+		return "I2: chunk " + hex(c) + " tiles only " + std::to_string(next) + " slots";
+	size_t bits = 0;
+	for (u64 i = 0; i < BUDDY_CHUNK_ITEMS / 8; i++)
+		bits += size_t(__builtin_popcount(m.bytes[CHUNK_ALLOCATED + i]));
+	if (bits != allocated_starts)
+		return std::string(has_caches(b->level) ? "I9 (lost or duplicated across caches)" : "I4") + ": chunk " + hex(c) + " has " + std::to_string(bits) + " allocated bits for " +
+		       std::to_string(allocated_starts) + " allocated blocks";
+	// I5: maximal coalescing
+	for (auto [idx, order] : free_blocks) {
+		if (order + 1 >= BUDDY_CHUNK_NUM_ORDERS)
+			continue;
+		auto it = free_blocks.find(idx ^ (1ull << order));
+		if (it != free_blocks.end() && it->second == order)
+			return "I5: free buddies " + std::to_string(idx) + " and " + std::to_string(it->first) +
+			       " of order " + std::to_string(order) + " were not merged";
+	}
+	// I7: a chunk with nothing allocated is back to its pristine carve-out
+	if (allocated_starts == metadata_blocks().size() && free_blocks != pristine_free_blocks())
+		return "I7: chunk " + hex(c) + " has nothing allocated but is not pristine";
+	return "";
+}
+
+std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep)
+{
+	BuddyLayout layout;
+	std::string bad = check_buddy_shallow(b, shadow, &layout);
+	if (!bad.empty() || !deep)
+		return bad;
+	static const HeldObjects none;
+	for (u64 c : layout.chunks) {
+		const auto it = layout.held.find(c);
+		if (std::string v = check_chunk(b, c, it == layout.held.end() ? none : it->second); !v.empty())
+			return v;
 	}
 	return "";
 }

@@ -30,10 +30,30 @@ struct Shadow {
 // LIFO whose CPU holds its guard (mid-update) and a transfer cache whose
 // lock is held. "" when all hold.
 std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_CPUS]);
+// The same against `live`, into *cached: the checks at every named point and
+// scheduling decision read the runner's live objects without copying them.
+std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, std::map<u64, u64> *cached,
+			 const bool busy[BUDDY_NR_CPUS]);
 
 // The first invariant that does not hold ("I5: ..."), or "" when all do.
-// `deep` adds the O(chunk) checks (tiling, every bit and nibble).
+// `deep` adds the O(chunk) checks (tiling, every bit and nibble) of every
+// chunk: check_buddy_shallow, then check_chunk on each chunk in list order.
 std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep = true);
+
+// What the deep part needs from the shallow one: the chunk list in order,
+// and per chunk the held (live and cached) objects inside it, by address.
+using HeldObjects = std::vector<std::pair<u64, u64>>;  // (address, order)
+struct BuddyLayout {
+	std::vector<u64> chunks;
+	std::map<u64, HeldObjects> held;  // chunk -> its objects (absent: none)
+};
+// The checks that are not per chunk (I11, the lock between ops, I1's
+// disjointness and placement), filling *layout; "" when all hold.
+std::string check_buddy_shallow(buddy_ctx *b, Shadow *shadow, BuddyLayout *layout);
+// The deep checks of chunk c (I2-I7, I9's bit count): a function of its
+// metadata, its free blocks' headers and `held` alone, which is what lets
+// a caller skip a chunk none of those changed in (buddy_check_incremental.h).
+std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held);
 
 // The allocator-visible state (struct buddy, every chunk's metadata and the
 // headers on its free lists) as bytes: I12 compares it around a failing op.

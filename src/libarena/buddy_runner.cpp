@@ -7,6 +7,7 @@
 
 #include "base/sched/strategy.h"
 #include "base/order_search.h"
+#include "libarena/buddy_check_incremental.h"
 #include "libarena/buddy_invariants.h"
 #include "libarena/buddy_linearize.h"
 
@@ -108,10 +109,12 @@ private:
 	const BuddyPins *pins_;
 	std::map<u64, u64> ref_of_, addr_of_;  // object address <-> ref_id, latest allocation
 	Arena arena_;
+	IncrementalBuddyCheck checker_{arena_};  // check_buddy after every op, on what the op changed
 	buddy_faults faults_;
 	buddy_ctx b_{&arena_, 0, &faults_};
 	buddy_ctx cpu_[BUDDY_NR_CPUS];
 	Shadow shadow_;
+	std::map<u64, u64> point_cached_;  // scratch: what the caches hold, at a point
 	std::vector<u64> live_order_, stale_, deferred_;  // deferred_ (nmi levels): the list's head is back()
 	std::vector<u64> nmi_freed_;  // what NMIs freed during the current drain: it may go back into a cache
 	bool busy_[BUDDY_NR_CPUS] = {};
@@ -226,10 +229,8 @@ bool Runner::held(u64 a)
 // (series) a cache or the deferred list holds a (read from the allocator).
 bool Runner::cached(u64 a)
 {
-	Shadow s;
-	s.live = shadow_.live;
-	check_caches(&b_, &s, busy_);
-	return s.cached.count(a) != 0;
+	check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	return point_cached_.count(a) != 0;
 }
 
 bool Runner::fail(size_t i, std::string what)
@@ -279,7 +280,7 @@ bool Runner::check(size_t i)
 	}
 	std::string bad = check_caches(&b_, &shadow_, busy_);
 	if (bad.empty())
-		bad = check_buddy(&b_, &shadow_);
+		bad = checker_.check(&b_, &shadow_);
 	if (!bad.empty())
 		return fail(i, bad);
 	return check_deferred(i, "after the op");
@@ -290,9 +291,7 @@ bool Runner::check(size_t i)
 std::string Runner::point_check()
 {
 	sched::IgnoreAccesses checker;
-	Shadow s;
-	s.live = shadow_.live;
-	return check_caches(&b_, &s, busy_);
+	return check_caches(&b_, shadow_.live, &point_cached_, busy_);
 }
 
 // The allocator reached a named point on b->cpu: check, and deliver an NMI
@@ -587,6 +586,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		if (concurrent_)
 			live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
 		const int sig = arena_.machine().store(0, addr + off, 8, op.value).sig;
+		arena_.written(addr + off, addr + off + 8);  // around the Arena: the checker is told here
 		if (concurrent_)
 			live_order_.push_back(addr);
 		return expect(i, "a user store into the object", sig, 0);
@@ -601,14 +601,12 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		nmi_freed_.clear();
 		if (!expect(i, "buddy_cache_drain_all", buddy_cache_drain_all(b), 0))
 			return false;
-		Shadow s;
-		s.live = shadow_.live;
 		// An NMI inside the drain (at buddy_lock:held) frees into its CPU's
 		// LIFO: that object may be cached after the drain, nothing else.
-		if (!check_caches(&b_, &s, busy_).empty())
+		if (!check_caches(&b_, shadow_.live, &point_cached_, busy_).empty())
 			return true;
 		size_t left = 0;
-		for (const auto &[a, order] : s.cached)
+		for (const auto &[a, order] : point_cached_)
 			left += std::count(nmi_freed_.begin(), nmi_freed_.end(), a) == 0;
 		if (left)
 			return fail(i, "I7: buddy_cache_drain_all left " + std::to_string(left) + " objects cached");

@@ -55,6 +55,22 @@ Arena::Arena()
 		base_ = u64(r);
 }
 
+// A fresh page reads as an absent one (zeros), a freed one reads zeros
+// again: both are reported, as the page's bytes may have changed.
+u64 Arena::alloc_pages(u64 addr, u32 cnt)
+{
+	const u64 r = m_->arena_alloc_pages(addr, cnt);
+	if (r)
+		written(r, r + u64(cnt) * __PAGE_SIZE);
+	return r;
+}
+
+void Arena::free_pages(u64 addr, u32 cnt)
+{
+	written(addr, addr + u64(cnt) * __PAGE_SIZE);
+	m_->arena_free_pages(addr, cnt);
+}
+
 u8 Arena::load8(u64 a)
 {
 	record(a, sched::AccessKind::read, FL_SCHED_LABEL("read"));
@@ -84,18 +100,21 @@ u64 Arena::load64(u64 a)
 void Arena::store8(u64 a, u8 v)
 {
 	record(a, sched::AccessKind::write, FL_SCHED_LABEL("write"));
+	written(a, a + 1);
 	m_->arena_kernel_write(a, &v, 1);
 }
 
 void Arena::store32(u64 a, u32 v)
 {
 	record(a, sched::AccessKind::write, FL_SCHED_LABEL("write"));
+	written(a, a + 4);
 	m_->arena_kernel_write(a, &v, 4);
 }
 
 void Arena::store64(u64 a, u64 v)
 {
 	record(a, sched::AccessKind::write, FL_SCHED_LABEL("write"));
+	written(a, a + 8);
 	m_->arena_kernel_write(a, &v, 8);
 }
 

@@ -44,8 +44,8 @@ public:
 	Machine &machine() { return *m_; }
 
 	// bpf_arena_alloc_pages / free_pages / reserve_pages with an arena pointer.
-	u64 alloc_pages(u64 addr, u32 cnt) { return m_->arena_alloc_pages(addr, cnt); }
-	void free_pages(u64 addr, u32 cnt) { m_->arena_free_pages(addr, cnt); }
+	u64 alloc_pages(u64 addr, u32 cnt);
+	void free_pages(u64 addr, u32 cnt);
 	int reserve_pages(u64 addr, u32 cnt) { return int(m_->arena_reserve_pages(addr, cnt)); }
 
 	// The program's arena loads and stores (absent page: 0 / dropped).
@@ -60,9 +60,28 @@ public:
 	// there before is no evidence of a race with what comes next.
 	void handed_over(u64 lo, u64 hi);
 
+	// Not libarena: who is told which bytes may have changed, [lo, hi):
+	// every store above and the pages alloc_pages and free_pages change
+	// (the harness's incremental checks, buddy_check_incremental.h). A
+	// write made around this class (a user store through the mapping)
+	// is reported by whoever makes it, through written().
+	struct WriteWatch {
+		virtual void written(u64 lo, u64 hi) = 0;
+
+	protected:
+		~WriteWatch() = default;
+	};
+	void watch(WriteWatch *w) { watch_ = w; }
+	void written(u64 lo, u64 hi)
+	{
+		if (watch_)
+			watch_->written(lo, hi);
+	}
+
 private:
 	std::unique_ptr<Machine> m_;
 	u64 base_ = 0;
+	WriteWatch *watch_ = nullptr;
 };
 #endif
 

@@ -30,16 +30,20 @@ void Lockset::reset()
 {
 	arena::Pause heap;  /* checker state: never in a machine's arena */
 	locs_.clear();
+	by_class_.clear();
 	locksets_.clear();
 	accesses_ = 0;
 }
 
 void Lockset::forget(const void *lo, const void *hi, const SharedClass &cls)
 {
-	std::erase_if(locs_, [&](const auto &kv) {
-		return kv.first.cls == &cls && std::less_equal<const void *>()(lo, kv.first.loc) &&
-		       std::less<const void *>()(kv.first.loc, hi);
-	});
+	arena::Pause heap;  /* checker state: never in a machine's arena */
+	const auto c = by_class_.find(&cls);
+	if (c == by_class_.end())
+		return;
+	std::set<const void *> &locs = c->second;
+	for (auto it = locs.lower_bound(lo); it != locs.end() && std::less<const void *>()(*it, hi); it = locs.erase(it))
+		locs_.erase(Key{*it, &cls});
 }
 
 uint32_t Lockset::intern_locks(const std::vector<LockRef> &l)
@@ -86,7 +90,10 @@ std::string Lockset::access(const void *loc, const SharedClass &cls, AccessKind 
 	accesses_++;
 	if (is_marked(kind))
 		return {};  // never half of a report: nothing to remember
-	Loc &l = locs_[Key{loc, &cls}];
+	const auto [at, fresh] = locs_.try_emplace(Key{loc, &cls});
+	if (fresh)
+		by_class_[&cls].insert(loc);
+	Loc &l = at->second;
 	if (l.owner < 0)
 		l.owner = who.context;
 	if (!l.shared && who.context != l.owner)

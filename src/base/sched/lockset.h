@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -105,6 +106,10 @@ private:
 	std::string report(const void *loc, const SharedClass &, const Rec &now, const Rec &then) const;
 
 	std::unordered_map<Key, Loc, KeyHash> locs_;
+	// The same locations by class, in address order: forget() erases a
+	// range, at a cost of what it erases, not of every location seen (an
+	// allocator run hands objects over after every alloc).
+	std::unordered_map<const SharedClass *, std::set<const void *>> by_class_;
 	std::vector<std::vector<LockRef>> locksets_;
 	uint64_t accesses_ = 0;
 };

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "libarena/buddy_check_incremental.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace fl::libarena {
+
+BuddyCheckMode buddy_check_mode()
+{
+	static const BuddyCheckMode mode = [] {
+		const char *e = std::getenv("FL_BUDDY_CHECKS");
+		if (e && !std::strcmp(e, "whole"))
+			return BuddyCheckMode::whole;
+		if (e && !std::strcmp(e, "compare"))
+			return BuddyCheckMode::compare;
+		return BuddyCheckMode::incremental;
+	}();
+	return mode;
+}
+
+IncrementalBuddyCheck::IncrementalBuddyCheck(Arena &arena, BuddyCheckMode mode) : arena_(arena), mode_(mode)
+{
+	arena_.watch(this);
+}
+
+IncrementalBuddyCheck::~IncrementalBuddyCheck() { arena_.watch(nullptr); }
+
+void IncrementalBuddyCheck::written(u64 lo, u64 hi)
+{
+	// Stores come in runs on one chunk: the set is asked once per run.
+	for (u64 c = lo & ~BUDDY_CHUNK_OFFSET_MASK; c < hi; c += BUDDY_CHUNK_BYTES)
+		if (c != last_dirty_) {
+			dirty_.insert(c);
+			last_dirty_ = c;
+		}
+}
+
+std::string IncrementalBuddyCheck::check(buddy_ctx *b, Shadow *shadow)
+{
+	switch (mode_) {
+	case BuddyCheckMode::incremental:
+		return incremental(b, shadow);
+	case BuddyCheckMode::whole:
+		rechecked_ = 0;
+		return check_buddy(b, shadow, true);
+	case BuddyCheckMode::compare: {
+		Shadow before = *shadow;  // I11 compares vaddr with the last check's
+		const std::string inc = incremental(b, shadow), whole = check_buddy(b, &before, true);
+		if (inc != whole)
+			return "checker: the incremental check says '" + inc + "' where the whole one says '" + whole + "'";
+		return inc;
+	}
+	}
+	return "";
+}
+
+std::string IncrementalBuddyCheck::incremental(buddy_ctx *b, Shadow *shadow)
+{
+	rechecked_ = 0;
+	BuddyLayout layout;
+	if (std::string bad = check_buddy_shallow(b, shadow, &layout); !bad.empty())
+		return bad;
+	for (u64 c : layout.chunks) {
+		const HeldObjects &held = layout.held[c];  // (an empty entry for a chunk with none)
+		const auto p = passed_.find(c);
+		if (p == passed_.end() || p->second != held || dirty_.count(c)) {
+			rechecked_++;
+			if (std::string bad = check_chunk(b, c, held); !bad.empty())
+				return bad;  // dirty_ and passed_ stay: the next check starts over here
+		}
+	}
+	// Every chunk passed. One no longer on the list is forgotten: if it comes back, it is new.
+	passed_ = std::move(layout.held);
+	dirty_.clear();
+	last_dirty_ = 1;
+	return "";
+}
+
+}  // namespace fl::libarena

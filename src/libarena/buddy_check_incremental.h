@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// check_buddy after every op at the cost of what the op changed, not of
+// every chunk the run has built. The deep checks of a chunk (check_chunk) are
+// a function of the chunk's bytes and of the held objects inside it; a chunk
+// that passed and since then got no write (Arena::WriteWatch: every store
+// of the allocator, the pages it allocates and frees, the runner's user
+// stores) and no held object more or less passes again, so only the other
+// chunks are rechecked. The shallow checks (I11, the lock, I1) run whole.
+//
+// FL_BUDDY_CHECKS=whole: every chunk, every time (check_buddy itself);
+// FL_BUDDY_CHECKS=compare: both, and a difference is a violation
+// ("checker: ..."), which ctest libarena.incremental runs the corpus under.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "libarena/buddy_invariants.h"
+
+namespace fl::libarena {
+
+enum class BuddyCheckMode : u8 { incremental, whole, compare };
+// FL_BUDDY_CHECKS, read once (default incremental).
+BuddyCheckMode buddy_check_mode();
+
+class IncrementalBuddyCheck : Arena::WriteWatch {
+public:
+	explicit IncrementalBuddyCheck(Arena &arena, BuddyCheckMode mode = buddy_check_mode());
+	~IncrementalBuddyCheck();
+	IncrementalBuddyCheck(const IncrementalBuddyCheck &) = delete;
+	IncrementalBuddyCheck &operator=(const IncrementalBuddyCheck &) = delete;
+
+	// What check_buddy(b, shadow, true) returns.
+	std::string check(buddy_ctx *b, Shadow *shadow);
+	// Chunks the last check() ran check_chunk on (the tests' view).
+	size_t rechecked() const { return rechecked_; }
+
+private:
+	void written(u64 lo, u64 hi) override;
+	std::string incremental(buddy_ctx *b, Shadow *shadow);
+
+	Arena &arena_;
+	BuddyCheckMode mode_;
+	std::set<u64> dirty_;  // chunks written since the last check
+	u64 last_dirty_ = 1;   // the chunk written last (an unaligned value: none)
+	std::map<u64, HeldObjects> passed_;  // chunk -> its held objects when it last passed
+	size_t rechecked_ = 0;
+};
+
+}  // namespace fl::libarena

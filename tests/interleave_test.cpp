@@ -423,6 +423,43 @@ TEST(Interleave, FinishFaultLostRaceDoesNotLeak)
 			}
 }
 
+// A lock failure is part of a finding: vma_start_read's trylock may fail
+// spuriously (include/linux/mm.h: "allowed to occasionally yield false
+// locked result"), the fault then runs under mmap_lock, and the historical
+// finish_fault leak is still reached that way. The finding's text Program
+// carries the "fail" record and replays to the same verdict; without the
+// record the same switch takes the VMA-lock path (no failure counted).
+TEST(Interleave, LockFailureFindingReplaysFromItsText)
+{
+	Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+	c.historic = Historic::finish_fault_put;
+	Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\n"
+			  "store A val=0x77 thread=0\nload A thread=1\n"
+			  "at T0 do_user_addr_fault:vma_start_read:trylock#1 fail\n"
+			  "at T0 finish_fault:spin_lock#1 switch T1\n");
+	sched::Replay rep(p.schedule);
+	interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep);
+	EXPECT_EQ(o.violation.what, Invariant::page_refcount) << o.verdict();
+	EXPECT_EQ(o.sched.fails, 1u);
+	ASSERT_EQ(o.sched.records.size(), 2u);
+	EXPECT_EQ(sched::format_record(o.sched.records[0]), "at T0 do_user_addr_fault:vma_start_read:trylock#1 fail");
+
+	Program found = interleave::finding_program(p, c, o);
+	Program again = parse(format_program(found));
+	EXPECT_EQ(again.schedule, o.sched.records);
+	EXPECT_EQ(again.header.historic, c.historic);
+	EXPECT_EQ(again.header.patch, c.patch);
+	sched::Replay rep2(again.schedule);
+	interleave::ScheduleOutcome o2 = interleave::run_schedule(again, c, rep2);
+	EXPECT_EQ(o2.verdict(), o.verdict());
+	EXPECT_EQ(o2.sched.trace_hash, o.sched.trace_hash);
+
+	sched::Replay rep3({p.schedule[1]});
+	interleave::ScheduleOutcome o3 = interleave::run_schedule(p, c, rep3);
+	EXPECT_EQ(o3.sched.fails, 0u);
+	EXPECT_NE(o3.sched.trace_hash, o.sched.trace_hash);
+}
+
 // A concurrent store's bytes are whatever the interleaving left: the contents
 // shadow learns them at the next read instead of reporting the old value
 // (which it did for every explore Program before ContentsShadow::concurrent).

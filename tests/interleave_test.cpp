@@ -460,6 +460,68 @@ TEST(Interleave, LockFailureFindingReplaysFromItsText)
 	EXPECT_NE(o3.sched.trace_hash, o.sched.trace_hash);
 }
 
+// A second concurrent group, after a "join" or after a sequential op: a
+// thread is one task over both groups, so T0's second finish_fault is #2 (its
+// first was in group 1). The historical leak is found in group 2, and the
+// finding's text (with its join line) replays to the same verdict.
+TEST(Interleave, SecondGroupFindingReplaysFromItsText)
+{
+	for (const char *between : {"mmap B len=1p prot=rw thread=1\njoin\n", "mmap B len=1p prot=rw\n"}) {
+		SCOPED_TRACE(between);
+		Program p = parse(std::string("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\n"
+					      "load A thread=0\n") +
+				  between + "store B val=0x77 thread=0\nload B thread=1\nload A+8\n" +
+				  "at T0 finish_fault:spin_lock#2 switch T1\n");
+		std::string err;
+		ASSERT_EQ(interleave::find_groups(p, &err).size(), 2u);
+		Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+		sched::Replay fixed(p.schedule);
+		interleave::ScheduleOutcome ok = interleave::run_schedule(p, c, fixed);
+		EXPECT_EQ(ok.verdict(), "ok");
+		EXPECT_EQ(ok.stats.lost_races, 1u);
+		EXPECT_EQ(ok.trace.events.size(), p.ops.size());
+
+		c.historic = Historic::finish_fault_put;
+		sched::Replay rep(p.schedule);
+		interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep);
+		EXPECT_EQ(o.violation.what, Invariant::page_refcount) << o.verdict();
+		EXPECT_GE(o.violation_op, 3u);  // in the second group, not the first
+		Program again = parse(format_program(interleave::finding_program(p, c, o)));
+		EXPECT_EQ(again.joins, p.joins);
+		sched::Replay rep2(again.schedule);
+		interleave::ScheduleOutcome o2 = interleave::run_schedule(again, c, rep2);
+		EXPECT_EQ(o2.verdict(), o.verdict());
+		EXPECT_EQ(o2.sched.trace_hash, o.sched.trace_hash);
+	}
+}
+
+TEST(InterleaveText, JoinRoundTripsAndMisplacedJoinsAreErrors)
+{
+	const std::string head = "map value_size=8 max_entries=8192\nmmap A len=1p\n";
+	Program p = parse(head + "load A thread=0\nload A thread=1\njoin\nload A thread=1\n");
+	EXPECT_EQ(p.joins, (std::vector<uint32_t>{3}));
+	EXPECT_EQ(format_program(parse(format_program(p))), format_program(p));
+	const struct {
+		const char *text;
+		int line, col;
+		const char *error;
+	} bad[] = {
+		{"join\nload A thread=0\n", 3, 1, "'join' must follow an op with thread="},
+		{"load A\n join\nload A thread=0\n", 4, 2, "'join' must follow an op with thread="},
+		{"load A thread=0\njoin\n", 4, 1, "'join' must be followed by an op with thread="},
+		{"load A thread=0\njoin\nload A\n", 4, 1, "'join' must be followed by an op with thread="},
+		{"load A thread=0\njoin\njoin\nload A thread=1\n", 5, 1, "two 'join' lines in a row"},
+		{"load A thread=0\njoin now\nload A thread=1\n", 4, 6, "unexpected 'now' after 'join'"},
+	};
+	for (const auto &b : bad) {
+		ParseResult r = parse_program(head + b.text);
+		EXPECT_FALSE(r.program) << b.text;
+		EXPECT_EQ(r.error.line, b.line) << b.text;
+		EXPECT_EQ(r.error.column, b.col) << b.text;
+		EXPECT_EQ(r.error.message, b.error) << b.text;
+	}
+}
+
 // A concurrent store's bytes are whatever the interleaving left: the contents
 // shadow learns them at the next read instead of reporting the old value
 // (which it did for every explore Program before ContentsShadow::concurrent).

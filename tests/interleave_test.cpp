@@ -495,6 +495,22 @@ TEST(Interleave, SecondGroupFindingReplaysFromItsText)
 	}
 }
 
+// The bounded search branches on lock failures too: one thread's one fault
+// has no pick to depart from, but its VMA trylock may fail (the mmap_lock
+// fallback), so the search runs two schedules and is exhausted.
+TEST(Interleave, BoundedSearchBranchesOnLockFailures)
+{
+	Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\nload A thread=0\n");
+	interleave::ExploreOptions o;
+	o.kind = interleave::StrategyKind::bounded;
+	o.seconds = 60;
+	interleave::ExploreReport r = interleave::explore(p, Config{Arch::A64, Patch::v2, 12, Door::anon, false}, o);
+	EXPECT_TRUE(r.bounded_exhausted);
+	EXPECT_EQ(r.bounded, 2u);
+	EXPECT_EQ(r.distinct, 2u);
+	EXPECT_FALSE(r.finding);
+}
+
 TEST(InterleaveText, JoinRoundTripsAndMisplacedJoinsAreErrors)
 {
 	const std::string head = "map value_size=8 max_entries=8192\nmmap A len=1p\n";

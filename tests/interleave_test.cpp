@@ -11,6 +11,7 @@
 
 #include "base/schedule_set.h"
 #include "check/interleave/explore.h"
+#include "check/interleave/swarm.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
 #include "base/sched/strategy.h"
@@ -509,6 +510,35 @@ TEST(Interleave, BoundedSearchBranchesOnLockFailures)
 	EXPECT_EQ(r.bounded, 2u);
 	EXPECT_EQ(r.distinct, 2u);
 	EXPECT_FALSE(r.finding);
+}
+
+// The swarm, bounded by Programs and schedules (no wall clock decides): on a
+// historical level a generated Program's finding is written as text and
+// replays from it to the same verdict; the fixed kernel stays quiet on the
+// same Programs.
+TEST(Interleave, SwarmFindingReplaysFromItsTextAndFixedIsQuiet)
+{
+	interleave::SwarmOptions o;
+	o.seed = 1;
+	o.seconds = 1e9;
+	o.max_programs = 300;
+	o.program_seconds = 1e9;
+	o.program_schedules = 100;
+	Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+	c.historic = Historic::freeze_mutex_2025;
+	interleave::SwarmReport r = interleave::swarm(c, o);
+	ASSERT_TRUE(r.finding) << r.programs << " programs";
+	EXPECT_TRUE(r.finding->replay_error.empty()) << r.finding->replay_error;
+	Program again = parse(format_program(r.finding->program));
+	sched::Replay rep(again.schedule);
+	EXPECT_EQ(interleave::run_schedule(again, c, rep).verdict(), r.finding->outcome.verdict());
+	EXPECT_EQ(r.distinct + r.repeats + r.unclassified, r.schedules);
+
+	c.historic = Historic::none;
+	o.max_programs = 30;
+	interleave::SwarmReport quiet = interleave::swarm(c, o);
+	EXPECT_FALSE(quiet.finding) << quiet.finding->outcome.verdict();
+	EXPECT_EQ(quiet.programs, 30u);
 }
 
 TEST(InterleaveText, JoinRoundTripsAndMisplacedJoinsAreErrors)

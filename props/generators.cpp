@@ -236,6 +236,7 @@ struct Step {
 	Op op;
 	bool read_back = false;
 	std::vector<Op> then;  // ops that follow op as one unit (gen_fault_window)
+	bool join = false;     // a "join" before op, if op and the one before have thread=
 };
 
 rc::Gen<Step> step(rc::Gen<Op> g, bool read_back = false)
@@ -386,16 +387,23 @@ rc::Gen<Step> gen_op(const MapSpec &spec)
 // elements, so that two threads meet on the same page, element or VMA: the
 // races the issue lists (faults on one page; faults against munmap,
 // mprotect, madvise, mremap, fork; update and freeze against mmap).
+// Mostly A; B (a second mapping, of the same map) as well, so that the
+// group's accesses reach every mapping (build() drops one on an undefined B).
+rc::Gen<int> gen_near_slot()
+{
+	return rc::gen::weightedOneOf<int>({{3, rc::gen::just(0)}, {1, rc::gen::just(1)}});
+}
+
 rc::Gen<Addr> gen_near_a()
 {
 	return rc::gen::apply(
-		[](uint64_t page, uint64_t byte) {
+		[](int slot, uint64_t page, uint64_t byte) {
 			Addr a;
-			a.label = 0;
+			a.label = slot;
 			a.offset = bytes(page * kPage + byte);
 			return a;
 		},
-		rc::gen::inRange<uint64_t>(0, 2), rc::gen::element<uint64_t>(0, 8));
+		gen_near_slot(), rc::gen::inRange<uint64_t>(0, 2), rc::gen::element<uint64_t>(0, 8));
 }
 
 rc::Gen<Op> gen_near_access(OpKind kind)
@@ -415,17 +423,17 @@ rc::Gen<Op> gen_near_access(OpKind kind)
 rc::Gen<Op> gen_near_range(OpKind kind)
 {
 	return rc::gen::apply(
-		[kind](uint64_t page, uint64_t len, int prot) {
+		[kind](int slot, uint64_t page, uint64_t len, int prot) {
 			Op op;
 			op.kind = kind;
-			op.addr.label = 0;
+			op.addr.label = slot;
 			op.addr.offset = pages(page);
 			op.len = pages(len);
 			op.prot = prot;
 			op.advice = MADV_DONTNEED;
 			return op;
 		},
-		rc::gen::inRange<uint64_t>(0, 2), rc::gen::inRange<uint64_t>(1, 3), gen_prot());
+		gen_near_slot(), rc::gen::inRange<uint64_t>(0, 2), rc::gen::inRange<uint64_t>(1, 3), gen_prot());
 }
 
 // A shared mapping of slot `slot`: 1-2 pages from pgoff 0, read-only (so
@@ -491,6 +499,7 @@ Program build(const MapSpec &spec, const std::vector<Step> &raw)
 	label.fill(-1);
 	auto defined = [&](const Addr &a) { return label[size_t(a.label)] >= 0; };
 	std::optional<uint32_t> updated;  // the last update's index
+	bool join = false;
 	auto add = [&](Op op) {
 		bool uses_addr = op.kind == OpKind::munmap || op.kind == OpKind::mprotect ||
 				 op.kind == OpKind::mremap || op.kind == OpKind::madvise ||
@@ -515,10 +524,14 @@ Program build(const MapSpec &spec, const std::vector<Step> &raw)
 				label[slot] = p.add_label(kSlotNames[slot]);
 			op.label = label[slot];
 		}
+		if (join && op.thread >= 0 && !p.ops.empty() && p.ops.back().thread >= 0)
+			p.joins.push_back(uint32_t(p.ops.size()));
+		join = false;
 		p.ops.push_back(op);
 	};
 	for (const Step &s : raw) {
 		Op op = s.op;
+		join = s.join;
 		if (op.kind == OpKind::update)
 			updated = op.index;
 		if (s.read_back && updated)
@@ -600,33 +613,68 @@ rc::Gen<Program> gen_program(size_t max_ops)
 	});
 }
 
+// A map of 128 KiB (2 pages at 64K, 32 at 4K) or 64 KiB: every generated
+// 1-2 page mapping is valid whatever the page size.
+rc::Gen<MapSpec> gen_concurrent_map_spec()
+{
+	return rc::gen::map(rc::gen::element<uint32_t>(16384, 8192), [](uint32_t entries) {
+		MapSpec s;
+		s.value_size = 8;
+		s.max_entries = entries;
+		s.map_flags = BPF_F_MMAPABLE;
+		return s;
+	});
+}
+
+// Where a group op goes: on in the same group, or after a barrier ("join")
+// or a sequential op, which start another group.
+enum class Cut : uint8_t { none, join, op };
+
 rc::Gen<ConcurrentInput> gen_concurrent_case()
 {
-	return rc::gen::mapcat(gen_map_spec(), [](const MapSpec &spec) {
-		// Before the group: usually A mapped; sometimes anything.
-		auto before = rc::gen::weightedOneOf<Step>({{4, step(gen_plain_mmap(0))}, {1, gen_op(spec)}});
+	return rc::gen::mapcat(gen_concurrent_map_spec(), [](const MapSpec &spec) {
+		// Before the groups: usually A mapped (and B); sometimes
+		// anything (a fork makes threads of a second process possible).
+		auto before = rc::gen::weightedOneOf<Step>(
+			{{4, step(gen_plain_mmap(0))}, {1, step(gen_plain_mmap(1))}, {1, gen_op(spec)}});
 		auto prefix = rc::gen::resize(3, rc::gen::container<std::vector<Step>>(before));
 		auto group = rc::gen::resize(6, rc::gen::container<std::vector<Op>>(gen_concurrent_op()));
 		auto threads = rc::gen::container<std::vector<uint8_t>>(6, rc::gen::inRange<uint8_t>(0, 3));
+		// Each thread's process: mostly the first; the child of a fork
+		// (process 1) when the ops made one.
+		auto procs = rc::gen::container<std::vector<uint8_t>>(
+			3, rc::gen::weightedOneOf<uint8_t>({{3, rc::gen::just<uint8_t>(0)}, {1, rc::gen::just<uint8_t>(1)}}));
+		auto cuts = rc::gen::container<std::vector<Cut>>(
+			6, rc::gen::weightedOneOf<Cut>({{6, rc::gen::just(Cut::none)},
+						       {1, rc::gen::just(Cut::join)},
+						       {1, rc::gen::just(Cut::op)}}));
+		auto between = rc::gen::container<std::vector<Step>>(6, gen_op(spec));
+		auto after = rc::gen::resize(2, rc::gen::container<std::vector<Op>>(gen_concurrent_op()));
 		auto picks = rc::gen::resize(8, rc::gen::container<std::vector<std::pair<uint32_t, uint8_t>>>(gen_pick()));
+		// Lock failures: which fallible acquisitions (by Decision::event)
+		// fail; mostly none.
+		auto fails = rc::gen::resize(3, rc::gen::container<std::vector<uint32_t>>(
+							rc::gen::inRange<uint32_t>(0, 8)));
 		return rc::gen::apply(
 			[spec](std::vector<Step> ops, std::vector<Op> group, std::vector<uint8_t> thread,
-			       std::vector<std::pair<uint32_t, uint8_t>> schedule) {
-				// The group's threads; each thread stays in the process
-				// of its first op (as decode_concurrent does).
-				int proc[3] = {-1, -1, -1};
+			       std::vector<uint8_t> procs, std::vector<Cut> cut, std::vector<Step> between, std::vector<Op> after,
+			       std::vector<std::pair<uint32_t, uint8_t>> schedule, std::vector<uint32_t> fails) {
+				// The groups' threads; a thread stays in its process.
 				for (size_t i = 0; i < group.size(); i++) {
+					if (i > 0 && cut[i] == Cut::op)
+						ops.push_back(between[i]);
 					Op op = group[i];
 					op.thread = thread[i];
-					int &pr = proc[thread[i]];
-					if (pr < 0)
-						pr = op.proc;
-					op.proc = pr;
-					ops.push_back(Step{op});
+					op.proc = procs[thread[i]];
+					Step st{op};
+					st.join = i > 0 && cut[i] == Cut::join;
+					ops.push_back(st);
 				}
-				return ConcurrentInput{build(spec, ops), std::move(schedule)};
+				for (const Op &op : after)
+					ops.push_back(Step{op});
+				return ConcurrentInput{build(spec, ops), std::move(schedule), std::move(fails)};
 			},
-			prefix, group, threads, picks);
+			prefix, group, threads, procs, cuts, between, after, picks, fails);
 	});
 }
 

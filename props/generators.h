@@ -41,11 +41,16 @@ rc::Gen<uint64_t> gen_pages_near_edges(uint64_t visible);
 // expectations; labels are defined before use (it formats and parses back).
 rc::Gen<Program> gen_program(size_t max_ops = 16);
 
-// A Program whose last ops (up to 6, over 2-3 threads T0..T2, aimed at
-// mapping A's first pages and the first elements) run concurrently, after up
-// to 3 sequential ones (usually A's mmap), with a schedule in the fuzzers'
-// (delta, target) form (sched::ByteSchedule), the deltas mostly small: ops
-// and schedule shrink together (ops away, threads and deltas toward 0).
+// A concurrent Program and its schedule, generated and shrunk together: up
+// to 3 sequential ops (usually mappings A and B; a fork gives a second
+// process), then up to 6 ops over threads T0..T2 (each in the process of its
+// first op) aimed at the first pages of A and B and the first elements, cut
+// into several groups by "join" lines or sequential ops, then up to 2 ops
+// after the groups; a map of 64 or 128 KiB (every 1-2 page mapping valid at
+// 4K, 16K and 64K pages). The schedule: byte picks in the fuzzers' (delta,
+// target) form (sched::ByteSchedule), deltas mostly small, and a few lock
+// failures (ConcurrentInput::fail_events). Shrinking removes ops, cuts and
+// failures and moves threads and deltas toward 0.
 rc::Gen<ConcurrentInput> gen_concurrent_case();
 
 }  // namespace fl::props

@@ -11,6 +11,7 @@
 
 #include "base/schedule_set.h"
 #include "check/interleave/explore.h"
+#include "check/interleave/swarm.h"
 #include "check/program_binary.h"
 #include "check/program_text.h"
 #include "base/sched/strategy.h"
@@ -421,6 +422,150 @@ TEST(Interleave, FinishFaultLostRaceDoesNotLeak)
 				interleave::ScheduleOutcome bad = interleave::run_schedule(p, c, rep2);
 				EXPECT_EQ(bad.violation.what, Invariant::page_refcount) << bad.verdict();
 			}
+}
+
+// A lock failure is part of a finding: vma_start_read's trylock may fail
+// spuriously (include/linux/mm.h: "allowed to occasionally yield false
+// locked result"), the fault then runs under mmap_lock, and the historical
+// finish_fault leak is still reached that way. The finding's text Program
+// carries the "fail" record and replays to the same verdict; without the
+// record the same switch takes the VMA-lock path (no failure counted).
+TEST(Interleave, LockFailureFindingReplaysFromItsText)
+{
+	Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+	c.historic = Historic::finish_fault_put;
+	Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\n"
+			  "store A val=0x77 thread=0\nload A thread=1\n"
+			  "at T0 do_user_addr_fault:vma_start_read:trylock#1 fail\n"
+			  "at T0 finish_fault:spin_lock#1 switch T1\n");
+	sched::Replay rep(p.schedule);
+	interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep);
+	EXPECT_EQ(o.violation.what, Invariant::page_refcount) << o.verdict();
+	EXPECT_EQ(o.sched.fails, 1u);
+	ASSERT_EQ(o.sched.records.size(), 2u);
+	EXPECT_EQ(sched::format_record(o.sched.records[0]), "at T0 do_user_addr_fault:vma_start_read:trylock#1 fail");
+
+	Program found = interleave::finding_program(p, c, o);
+	Program again = parse(format_program(found));
+	EXPECT_EQ(again.schedule, o.sched.records);
+	EXPECT_EQ(again.header.historic, c.historic);
+	EXPECT_EQ(again.header.patch, c.patch);
+	sched::Replay rep2(again.schedule);
+	interleave::ScheduleOutcome o2 = interleave::run_schedule(again, c, rep2);
+	EXPECT_EQ(o2.verdict(), o.verdict());
+	EXPECT_EQ(o2.sched.trace_hash, o.sched.trace_hash);
+
+	sched::Replay rep3({p.schedule[1]});
+	interleave::ScheduleOutcome o3 = interleave::run_schedule(p, c, rep3);
+	EXPECT_EQ(o3.sched.fails, 0u);
+	EXPECT_NE(o3.sched.trace_hash, o.sched.trace_hash);
+}
+
+// A second concurrent group, after a "join" or after a sequential op: a
+// thread is one task over both groups, so T0's second finish_fault is #2 (its
+// first was in group 1). The historical leak is found in group 2, and the
+// finding's text (with its join line) replays to the same verdict.
+TEST(Interleave, SecondGroupFindingReplaysFromItsText)
+{
+	for (const char *between : {"mmap B len=1p prot=rw thread=1\njoin\n", "mmap B len=1p prot=rw\n"}) {
+		SCOPED_TRACE(between);
+		Program p = parse(std::string("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\n"
+					      "load A thread=0\n") +
+				  between + "store B val=0x77 thread=0\nload B thread=1\nload A+8\n" +
+				  "at T0 finish_fault:spin_lock#2 switch T1\n");
+		std::string err;
+		ASSERT_EQ(interleave::find_groups(p, &err).size(), 2u);
+		Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+		sched::Replay fixed(p.schedule);
+		interleave::ScheduleOutcome ok = interleave::run_schedule(p, c, fixed);
+		EXPECT_EQ(ok.verdict(), "ok");
+		EXPECT_EQ(ok.stats.lost_races, 1u);
+		EXPECT_EQ(ok.trace.events.size(), p.ops.size());
+
+		c.historic = Historic::finish_fault_put;
+		sched::Replay rep(p.schedule);
+		interleave::ScheduleOutcome o = interleave::run_schedule(p, c, rep);
+		EXPECT_EQ(o.violation.what, Invariant::page_refcount) << o.verdict();
+		EXPECT_GE(o.violation_op, 3u);  // in the second group, not the first
+		Program again = parse(format_program(interleave::finding_program(p, c, o)));
+		EXPECT_EQ(again.joins, p.joins);
+		sched::Replay rep2(again.schedule);
+		interleave::ScheduleOutcome o2 = interleave::run_schedule(again, c, rep2);
+		EXPECT_EQ(o2.verdict(), o.verdict());
+		EXPECT_EQ(o2.sched.trace_hash, o.sched.trace_hash);
+	}
+}
+
+// The bounded search branches on lock failures too: one thread's one fault
+// has no pick to depart from, but its VMA trylock may fail (the mmap_lock
+// fallback), so the search runs two schedules and is exhausted.
+TEST(Interleave, BoundedSearchBranchesOnLockFailures)
+{
+	Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\nload A thread=0\n");
+	interleave::ExploreOptions o;
+	o.kind = interleave::StrategyKind::bounded;
+	o.seconds = 60;
+	interleave::ExploreReport r = interleave::explore(p, Config{Arch::A64, Patch::v2, 12, Door::anon, false}, o);
+	EXPECT_TRUE(r.bounded_exhausted);
+	EXPECT_EQ(r.bounded, 2u);
+	EXPECT_EQ(r.distinct, 2u);
+	EXPECT_FALSE(r.finding);
+}
+
+// The swarm, bounded by Programs and schedules (no wall clock decides): on a
+// historical level a generated Program's finding is written as text and
+// replays from it to the same verdict; the fixed kernel stays quiet on the
+// same Programs.
+TEST(Interleave, SwarmFindingReplaysFromItsTextAndFixedIsQuiet)
+{
+	interleave::SwarmOptions o;
+	o.seed = 1;
+	o.seconds = 1e9;
+	o.max_programs = 300;
+	o.program_seconds = 1e9;
+	o.program_schedules = 100;
+	Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+	c.historic = Historic::freeze_mutex_2025;
+	interleave::SwarmReport r = interleave::swarm(c, o);
+	ASSERT_TRUE(r.finding) << r.programs << " programs";
+	EXPECT_TRUE(r.finding->replay_error.empty()) << r.finding->replay_error;
+	Program again = parse(format_program(r.finding->program));
+	sched::Replay rep(again.schedule);
+	EXPECT_EQ(interleave::run_schedule(again, c, rep).verdict(), r.finding->outcome.verdict());
+	EXPECT_EQ(r.distinct + r.repeats + r.unclassified, r.schedules);
+
+	c.historic = Historic::none;
+	o.max_programs = 30;
+	interleave::SwarmReport quiet = interleave::swarm(c, o);
+	EXPECT_FALSE(quiet.finding) << quiet.finding->outcome.verdict();
+	EXPECT_EQ(quiet.programs, 30u);
+}
+
+TEST(InterleaveText, JoinRoundTripsAndMisplacedJoinsAreErrors)
+{
+	const std::string head = "map value_size=8 max_entries=8192\nmmap A len=1p\n";
+	Program p = parse(head + "load A thread=0\nload A thread=1\njoin\nload A thread=1\n");
+	EXPECT_EQ(p.joins, (std::vector<uint32_t>{3}));
+	EXPECT_EQ(format_program(parse(format_program(p))), format_program(p));
+	const struct {
+		const char *text;
+		int line, col;
+		const char *error;
+	} bad[] = {
+		{"join\nload A thread=0\n", 3, 1, "'join' must follow an op with thread="},
+		{"load A\n join\nload A thread=0\n", 4, 2, "'join' must follow an op with thread="},
+		{"load A thread=0\njoin\n", 4, 1, "'join' must be followed by an op with thread="},
+		{"load A thread=0\njoin\nload A\n", 4, 1, "'join' must be followed by an op with thread="},
+		{"load A thread=0\njoin\njoin\nload A thread=1\n", 5, 1, "two 'join' lines in a row"},
+		{"load A thread=0\njoin now\nload A thread=1\n", 4, 6, "unexpected 'now' after 'join'"},
+	};
+	for (const auto &b : bad) {
+		ParseResult r = parse_program(head + b.text);
+		EXPECT_FALSE(r.program) << b.text;
+		EXPECT_EQ(r.error.line, b.line) << b.text;
+		EXPECT_EQ(r.error.column, b.col) << b.text;
+		EXPECT_EQ(r.error.message, b.error) << b.text;
+	}
 }
 
 // A concurrent store's bytes are whatever the interleaving left: the contents

@@ -47,7 +47,9 @@ const Command kCommands[] = {
 	 "interleave [FILTERS] [--strategy portfolio|default|bounded|pct|random] [--seed S] [--depth D]\n"
 	 "           [--deviations N] [--seconds T] [--schedules N] [--historic NAME] [--out DIR]\n"
 	 "           [--replay] [--check-expect] [--keep-going] [--quiet] [--no-lockset] FILE...\n"
-	 "  explore (or replay) schedules of concurrent Programs; exit 1 on a finding\n"
+	 "interleave --swarm [FILTERS] [--seconds T] [--seed S] [--historic NAME] [--out DIR]\n"
+	 "  explore (or replay) schedules of concurrent Programs (--swarm: of generated ones,\n"
+	 "  bounded search then PCT each, T seconds per configuration); exit 1 on a finding\n"
 	 "  (--no-lockset: without the lockset race checker, to measure its cost)\n"},
 	{"reach", fl::cli::reach_main,
 	 "reach [--binary] [--random N --seed S] [FILE|DIR...]\n"

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "check/interleave/explore.h"
+#include "check/interleave/swarm.h"
 #include "check/program_text.h"
 #include "options.h"
 #include "base/sched/fiber.h"
@@ -178,13 +179,69 @@ int explore_one(const std::string &file, const Program &p, const Config &c, cons
 	return 1;
 }
 
+// --swarm: generated Programs (swarm.h) on every configuration the filters
+// leave, --seconds each. 0 quiet, 1 a finding (written with --out), 3 a
+// finding that does not replay.
+int swarm_main(const Options &o, const Values &v)
+{
+	int rc = 0;
+	Program any;  // no header: every configuration, narrowed by the filters
+	for (Config c : configs_of(any, o, v)) {
+		interleave::SwarmOptions so;
+		so.seed = v.explore.seed;
+		so.seconds = v.explore.seconds;
+		so.stop_at_first = v.explore.stop_at_first;
+		so.checks = v.explore.checks;
+		interleave::SwarmReport r = interleave::swarm(c, so);
+		using ull = unsigned long long;
+		std::printf("swarm %s seed %llu: %llu programs (%llu exhausted), %llu schedules (%llu distinct, "
+			    "%llu repeats, %llu unclassified), %.2f s, %.0f distinct/s: %s\n",
+			    c.name().c_str(), (ull)so.seed, (ull)r.programs, (ull)r.exhausted, (ull)r.schedules,
+			    (ull)r.distinct, (ull)r.repeats, (ull)r.unclassified, r.seconds,
+			    r.seconds > 0 ? double(r.distinct) / r.seconds : 0.0, r.finding ? "FINDING" : "no finding");
+		if (!r.finding)
+			continue;
+		const interleave::Finding &f = *r.finding;
+		std::printf("  program %llu, found by %s at schedule %llu: %s\n", (ull)r.finding_program,
+			    f.strategy.c_str(), (ull)f.schedule, f.outcome.verdict().c_str());
+		std::string text = format_program(f.program);
+		if (!o.has("--quiet"))
+			std::printf("%s", text.c_str());
+		if (!v.out_dir.empty()) {
+			std::string name = v.out_dir + "/swarm-" + to_string(f.outcome.violation.what) + "-seed" +
+					   std::to_string(so.seed) + "-" + std::to_string(r.finding_program) + ".fl";
+			std::ofstream out(name);
+			out << "# found by faultline interleave --swarm (seed " << so.seed << ", " << f.strategy
+			    << ")\n"
+			    << text;
+			if (!out)
+				throw UsageError("cannot write " + name);
+			std::printf("  written to %s\n", name.c_str());
+		}
+		if (!f.replay_error.empty()) {
+			std::fprintf(stderr, "faultline: swarm: %s\n", f.replay_error.c_str());
+			rc = 3;
+		} else
+			rc = std::max(rc, 1);
+	}
+	return rc == 3 ? 1 : rc;
+}
+
 }  // namespace
 
 int interleave_main(const std::vector<std::string> &args)
 {
 	Values v;
 	Options o = parse_options(take_values(args, &v),
-				  {"--replay", "--check-expect", "--quiet", "--keep-going", "--no-lockset"});
+				  {"--replay", "--check-expect", "--quiet", "--keep-going", "--no-lockset", "--swarm"});
+	if (o.has("--swarm")) {
+		if (!o.files.empty() || o.has("--replay") || o.has("--check-expect"))
+			throw UsageError("interleave --swarm takes no Program files and no --replay");
+		v.explore.stop_at_first = !o.has("--keep-going");
+		v.explore.checks.lockset = !o.has("--no-lockset");
+		std::printf("fibers: %s; seed %llu\n", sched::fiber_backend(), (unsigned long long)v.explore.seed);
+		return swarm_main(o, v);
+	}
 	if (o.files.empty())
 		throw UsageError("interleave: no Program files");
 	v.explore.stop_at_first = !o.has("--keep-going");

@@ -111,9 +111,17 @@ struct Program {
 	std::vector<std::string> labels;
 	std::vector<Op> ops;
 	std::vector<Expectation> expects;
-	// The ops with thread >= 0 form one concurrent group (contiguous); the
-	// schedule steers it (empty: the default schedule, no preemption).
+	// The ops with thread >= 0 form concurrent groups: a group ends at an op
+	// without thread= or at a "join" line (a barrier: every thread finished
+	// the group before anything after it runs). The ops between and after
+	// groups run sequentially while no group thread runs. A thread is one
+	// task over the whole Program, so a record's "LABEL#K" counts over all
+	// of its groups. The schedule steers the groups (empty: the default
+	// schedule, no preemption).
 	std::vector<ScheduleRecord> schedule;
+	// "join" lines: the op indices a barrier precedes (ascending; each
+	// between two thread= ops).
+	std::vector<uint32_t> joins;
 
 	ConfigFilter configs() const;  // every configuration the header allows
 	int label_index(const std::string &name) const;  // -1 if unknown

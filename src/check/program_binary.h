@@ -31,6 +31,9 @@ inline constexpr int kMaxDecodedOps = 24;
 struct ConcurrentInput {
 	Program program;
 	std::vector<std::pair<uint32_t, uint8_t>> schedule;
+	// The fallible acquisitions (by Decision::event) that fail: the
+	// generators' lock failures (the binary decoder makes none yet).
+	std::vector<uint32_t> fail_events = {};
 };
 ConcurrentInput decode_concurrent(const uint8_t *data, size_t size);
 // One random input of the oracle's and the reach report's random batches

@@ -323,6 +323,7 @@ private:
 	Program p_;
 	ParseError err_;
 	int line_ = 0;
+	std::vector<std::pair<int, int>> join_at_;  // line, col of each "join"
 	bool seen_op_ = false, seen_expect_ = false, seen_map_ = false;
 
 	bool fail(int col, std::string msg)
@@ -339,6 +340,7 @@ private:
 	bool op_arg(Op &op, const Arg &a, std::string *as);
 	bool expect_line(const std::vector<Token> &t);
 	bool schedule_line(const std::vector<Token> &t);
+	bool join_line(const std::vector<Token> &t);
 	bool historic_line(const std::vector<Token> &t);
 	bool condition(const Arg &a, ConfigFilter *f);
 
@@ -369,6 +371,14 @@ ParseResult Parser::run(string_view text)
 			break;
 		text.remove_prefix(nl + 1);
 	}
+	for (size_t k = 0; k < p_.joins.size(); k++) {
+		const uint32_t j = p_.joins[k];
+		if (j >= p_.ops.size() || p_.ops[j].thread < 0) {
+			line_ = join_at_[k].first;
+			fail(join_at_[k].second, "'join' must be followed by an op with thread=");
+			return {std::nullopt, err_};
+		}
+	}
 	return {std::move(p_), {}};
 }
 
@@ -385,6 +395,8 @@ bool Parser::statement(const std::vector<Token> &t)
 		return expect_line(t);
 	if (kw == "at")
 		return schedule_line(t);
+	if (kw == "join")
+		return join_line(t);
 	if (kw == "historic")
 		return historic_line(t);
 	if (auto kind = parse_op_kind(kw)) {
@@ -573,6 +585,21 @@ bool Parser::op_arg(Op &op, const Arg &a, std::string *as)
 	if (v >= kMaxProcs)
 		return fail(a.vcol, "proc must be below " + std::to_string(kMaxProcs));
 	op.proc = int(v);
+	return true;
+}
+
+// "join": a barrier between two concurrent groups. The op before must have
+// thread=; the op after is checked at the end (Parser::run).
+bool Parser::join_line(const std::vector<Token> &t)
+{
+	if (t.size() > 1)
+		return fail(t[1].col, "unexpected " + quote(t[1].text) + " after 'join'");
+	if (p_.ops.empty() || p_.ops.back().thread < 0)
+		return fail(t[0].col, "'join' must follow an op with thread=");
+	if (!p_.joins.empty() && p_.joins.back() == p_.ops.size())
+		return fail(t[0].col, "two 'join' lines in a row");
+	p_.joins.push_back(uint32_t(p_.ops.size()));
+	join_at_.emplace_back(line_, t[0].col);
 	return true;
 }
 
@@ -963,8 +990,14 @@ std::string format_program(const Program &p)
 	if (p.map.map_extra)
 		s += " extra=" + fmt_u64(p.map.map_extra);
 	s += "\n";
-	for (const Op &op : p.ops)
-		s += format_op(p, op) + "\n";
+	size_t next_join = 0;
+	for (size_t i = 0; i < p.ops.size(); i++) {
+		if (next_join < p.joins.size() && p.joins[next_join] == i) {
+			s += "join\n";
+			next_join++;
+		}
+		s += format_op(p, p.ops[i]) + "\n";
+	}
 	for (const ScheduleRecord &r : p.schedule)
 		s += sched::format_record(r) + "\n";
 	for (const Expectation &e : p.expects) {

@@ -415,6 +415,21 @@ void Scheduler::wake(const void *obj, const LockClass &cls)
 			t->state = Task::State::runnable;
 }
 
+namespace {
+// The waits of join_wait() in the wait-for graph (a harness barrier).
+const LockClass kJoin{"join", LockKind::mutex};
+}  // namespace
+
+void Scheduler::join_wait(const void *obj, const std::function<bool()> &ready, const Label &label)
+{
+	block_until(ready, obj, kJoin, label);
+}
+
+void Scheduler::join_wake(const void *obj)
+{
+	wake(obj, kJoin);
+}
+
 // Lock hand-offs for the pair hook.
 void Scheduler::taken(Lock &l, const Label &label)
 {

@@ -165,6 +165,13 @@ public:
 	// Every other task has finished (the harness waited for them): all
 	// accesses so far happened before all later ones, as after a join.
 	void join_all() { lockset_.reset(); }
+	// A harness barrier (a Program's "join" between concurrent groups): the
+	// current task waits until ready() (a decision at `label`'s wait
+	// label; no lock is taken, lockdep does not see it); join_wake() has
+	// the tasks waiting on `obj` check again. Tasks that wait forever are
+	// a deadlock like any other.
+	void join_wait(const void *obj, const std::function<bool()> &ready, const Label &label);
+	void join_wake(const void *obj);
 	// [lo, hi) changed owner (Lockset::forget).
 	void forget(const void *lo, const void *hi, const SharedClass &cls) { lockset_.forget(lo, hi, cls); }
 	// A declared access to shared state (the lockset checker; a point when

@@ -28,6 +28,9 @@ struct ExploreOptions {
 	uint64_t seed = 1;
 	int pct_depth = 3;
 	int max_deviations = 2;
+	// Bounded search: the fail/NMI questions after the last event
+	// departure it branches on (a small budget: each adds a subtree).
+	uint64_t max_events = 2;
 	double seconds = 10;          // wall-clock budget
 	uint64_t max_schedules = 0;   // 0: no limit
 	bool stop_at_first = true;

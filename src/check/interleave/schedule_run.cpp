@@ -76,8 +76,10 @@ Invariant invariant_of(sched::Outcome o, const std::string &report)
 
 class Runner {
 public:
-	Runner(const Program &p, const Config &cfg, const Group &g, const ScheduleChecks &checks)
-		: p_(p), cfg_(cfg), g_(g), checks_(checks), e_(p, cfg), ghost_(e_.machine())
+	Runner(const Program &p, const Config &cfg, std::vector<Group> groups, const ScheduleChecks &checks)
+		: p_(p), cfg_(cfg), groups_(std::move(groups)),
+		  g_(groups_.empty() ? Group{p.ops.size(), p.ops.size(), 0} : groups_.front()), checks_(checks),
+		  e_(p, cfg), ghost_(e_.machine())
 	{
 	}
 
@@ -97,7 +99,7 @@ public:
 			s.set_strategy(seq);
 		}
 		if (!out.violation)
-			sequential(s, g_.empty() ? g_.begin : g_.end, p_.ops.size(), out);
+			sequential(s, g_.empty() ? g_.begin : groups_.back().end, p_.ops.size(), out);
 		// Whatever did not run (a violation stops the program) is left
 		// out of the trace, as Execution leaves out what follows a stop.
 		out.trace = e_.trace();
@@ -106,7 +108,13 @@ public:
 			out.violation = e_.violation();
 			out.violation_op = e_.violation_op();
 		}
-		if (!out.violation && !g_.empty() && out.sched.outcome == sched::Outcome::done && linearize_enabled()) {
+		// The check replays a group's orders after a sequential prefix: a
+		// second group's prefix holds an interleaved group, so it runs only
+		// for one group.
+		if (groups_.size() > 1)
+			out.linearize_note = "not checked: several groups";
+		else if (!out.violation && !g_.empty() && out.sched.outcome == sched::Outcome::done &&
+			 linearize_enabled()) {
 			LinearizeResult l = check_linearizable(p_, cfg_, g_, out.trace, completion_);
 			note(out, std::move(l.violation), l.op);
 			out.linearize_note = std::move(l.note);
@@ -155,60 +163,106 @@ private:
 			out.sched = r;
 	}
 
+	// The groups as one run: each thread is one task over every group (so
+	// a record's occurrence counts over the whole Program); with several
+	// groups one more task, the last id, waits at each barrier until every
+	// thread arrived, then runs the ops up to the next group while no group
+	// task runs, then opens the next group.
 	void concurrent(sched::Scheduler &s, ScheduleOutcome &out)
 	{
-		const size_t n = g_.end - g_.begin;
+		const size_t base = groups_.front().begin, n = groups_.back().end - base;
+		int threads = 0;
+		for (const Group &g : groups_)
+			threads = std::max(threads, g.threads);
 		std::vector<Event> events(n);
 		std::vector<Violation> viol(n);
-		std::vector<bool> ran(n), busy(size_t(g_.threads));
-		size_t first_bad = n;
-		for (int t = 0; t < g_.threads; t++) {
+		std::vector<bool> ran(n), recorded(n), busy(static_cast<size_t>(threads));
+		std::vector<int> arrived(groups_.size());
+		size_t phase = 0, first_bad = n;
+		const sched::Label &join = sched::label_named("interleave:join");
+		auto record_ran = [&](const Group &g) {
+			for (size_t i = g.begin; i < g.end; i++)
+				if (ran[i - base] && !recorded[i - base]) {
+					e_.record(events[i - base], viol[i - base]);
+					recorded[i - base] = true;
+				}
+		};
+		for (int t = 0; t < threads; t++) {
 			s.spawn([&, t] {
-				for (size_t i = g_.begin; i < g_.end; i++) {
-					const Op &op = p_.ops[i];
-					if (op.thread != t)
-						continue;
-					s.point(syscall_label(op.kind));
-					busy[size_t(t)] = true;
-					events[i - g_.begin] = e_.run_op(i);
-					s.user_return(to_string(op.kind));
-					ran[i - g_.begin] = true;
-					completion_.push_back(i);
-					busy[size_t(t)] = false;
-					Violation v = e_.machine().take_op_violation();
-					bool quiet = true;
-					for (bool b : busy)
-						quiet &= !b;
-					if (!v && quiet)
-						v = e_.machine().check_invariants();
-					if (!v && s.outcome_so_far() == sched::Outcome::violation && !s.report_so_far().empty())
-						v = Violation{invariant_of(sched::Outcome::violation, s.report_so_far()),
-							      s.report_so_far()};
-					if (v && first_bad == n) {
-						viol[i - g_.begin] = v;
-						first_bad = i - g_.begin;
-						if (s.outcome_so_far() == sched::Outcome::done)
-							s.violation(to_string(v.what) + std::string(": ") + v.detail);
+				for (size_t gi = 0; gi < groups_.size(); gi++) {
+					if (gi > 0)
+						s.join_wait(&phase, [&, gi] { return phase == gi; }, join);
+					for (size_t i = groups_[gi].begin; i < groups_[gi].end; i++) {
+						const Op &op = p_.ops[i];
+						if (op.thread != t)
+							continue;
+						s.point(syscall_label(op.kind));
+						busy[size_t(t)] = true;
+						events[i - base] = e_.run_op(i);
+						s.user_return(to_string(op.kind));
+						ran[i - base] = true;
+						completion_.push_back(i);
+						busy[size_t(t)] = false;
+						Violation v = e_.machine().take_op_violation();
+						bool quiet = true;
+						for (bool b : busy)
+							quiet &= !b;
+						if (!v && quiet)
+							v = e_.machine().check_invariants();
+						if (!v && s.outcome_so_far() == sched::Outcome::violation &&
+						    !s.report_so_far().empty())
+							v = Violation{invariant_of(sched::Outcome::violation, s.report_so_far()),
+								      s.report_so_far()};
+						if (v && first_bad == n) {
+							viol[i - base] = v;
+							first_bad = i - base;
+							if (s.outcome_so_far() == sched::Outcome::done)
+								s.violation(to_string(v.what) + std::string(": ") + v.detail);
+						}
 					}
+					arrived[gi]++;
+					s.join_wake(&phase);
 				}
 			});
 		}
+		if (groups_.size() > 1)
+			s.spawn([&] {
+				for (size_t gi = 0; gi + 1 < groups_.size(); gi++) {
+					s.join_wait(&phase, [&, gi] { return arrived[gi] == threads; }, join);
+					s.join_all();  // the barrier: the group happened before what follows
+					record_ran(groups_[gi]);
+					for (size_t i = groups_[gi].end; i < groups_[gi + 1].begin; i++) {
+						e_.step();
+						s.user_return(to_string(p_.ops[i].kind));
+						if (e_.violation()) {
+							s.violation(to_string(e_.violation().what) + std::string(": ") +
+								    e_.violation().detail);
+							return;
+						}
+					}
+					s.join_all();
+					phase = gi + 1;
+					s.join_wake(&phase);
+				}
+			});
 		out.sched = s.run();
-		for (size_t k = 0; k < n; k++)
-			if (ran[k])
-				e_.record(events[k], viol[k]);
+		for (const Group &g : groups_)
+			record_ran(g);
 		if (first_bad < n)
-			note(out, viol[first_bad], g_.begin + first_bad);
-		from_sched(out, out.sched, g_.begin);
+			note(out, viol[first_bad], base + first_bad);
+		if (e_.violation())
+			note(out, e_.violation(), e_.violation_op());
+		from_sched(out, out.sched, base);
 		if (!out.violation && out.sched.outcome == sched::Outcome::done) {
 			Violation v = e_.machine().check_invariants();
-			note(out, v, g_.end - 1);
+			note(out, v, base + n - 1);
 		}
 	}
 
 	const Program &p_;
 	Config cfg_;
-	Group g_;
+	std::vector<Group> groups_;
+	Group g_;  // the first group (empty: none)
 	ScheduleChecks checks_;
 	Execution e_;
 	std::vector<size_t> completion_;  // the group's ops in the order they returned
@@ -217,36 +271,39 @@ private:
 
 }  // namespace
 
+std::vector<Group> find_groups(const Program &p, std::string *error)
+{
+	std::vector<Group> groups;
+	std::vector<int> proc;
+	size_t next_join = 0;
+	for (size_t i = 0; i < p.ops.size(); i++) {
+		const Op &op = p.ops[i];
+		bool join = false;
+		while (next_join < p.joins.size() && p.joins[next_join] <= i)
+			join |= p.joins[next_join++] == i;
+		if (op.thread < 0)
+			continue;
+		if (groups.empty() || groups.back().end != i || join)
+			groups.push_back(Group{i, i, 0});
+		Group &g = groups.back();
+		g.end = i + 1;
+		g.threads = std::max(g.threads, op.thread + 1);
+		if (proc.size() <= size_t(op.thread))
+			proc.resize(size_t(op.thread) + 1, -1);
+		int &pr = proc[size_t(op.thread)];
+		if (pr >= 0 && pr != op.proc) {
+			*error = "thread " + std::to_string(op.thread) + " runs in two processes";
+			return {};
+		}
+		pr = op.proc;
+	}
+	return groups;
+}
+
 Group find_group(const Program &p, std::string *error)
 {
-	Group g;
-	size_t first = p.ops.size(), last = 0;
-	for (size_t i = 0; i < p.ops.size(); i++) {
-		if (p.ops[i].thread < 0)
-			continue;
-		first = std::min(first, i);
-		last = i;
-		g.threads = std::max(g.threads, p.ops[i].thread + 1);
-	}
-	if (first == p.ops.size())
-		return Group{p.ops.size(), p.ops.size(), 0};
-	for (size_t i = first; i <= last; i++)
-		if (p.ops[i].thread < 0) {
-			*error = "op " + std::to_string(i + 1) + " has no thread= but lies inside the concurrent group";
-			return Group{p.ops.size(), p.ops.size(), 0};
-		}
-	std::vector<int> proc(size_t(g.threads), -1);
-	for (size_t i = first; i <= last; i++) {
-		int &pr = proc[size_t(p.ops[i].thread)];
-		if (pr >= 0 && pr != p.ops[i].proc) {
-			*error = "thread " + std::to_string(p.ops[i].thread) + " runs in two processes";
-			return Group{p.ops.size(), p.ops.size(), 0};
-		}
-		pr = p.ops[i].proc;
-	}
-	g.begin = first;
-	g.end = last + 1;
-	return g;
+	std::vector<Group> groups = find_groups(p, error);
+	return groups.empty() ? Group{p.ops.size(), p.ops.size(), 0} : groups.front();
 }
 
 std::string ScheduleOutcome::verdict() const
@@ -264,8 +321,7 @@ ScheduleOutcome run_schedule(const Program &p, const Config &cfg, sched::Strateg
 			     const ScheduleChecks &checks)
 {
 	std::string err;
-	Group g = find_group(p, &err);
-	Runner r(p, cfg, g, checks);
+	Runner r(p, cfg, find_groups(p, &err), checks);
 	return r.run(group_strategy);
 }
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // One execution of a Program under the deterministic scheduler: the ops
-// before its concurrent group run as one task, the group's threads as one
-// task each (interleaved by the strategy), the ops after it as one task.
+// before its first concurrent group run as one task; then one run from the
+// first group to the last: each thread one task (interleaved by the
+// strategy), with the ops between groups run at the barriers by one more
+// task while no thread runs; the ops after the last group as one task.
 // Checked at every scheduling point (ghost invariants, lockdep), and with the
 // machine's invariants whenever no task is inside the kernel.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "check/program.h"
 #include "check/trace.h"
@@ -21,8 +24,11 @@ struct Group {
 	int threads = 0;
 	bool empty() const { return begin == end; }
 };
-// Empty if the program has no thread= ops. Error text if the thread= ops are
-// not contiguous or a thread's ops name different processes.
+// The concurrent groups in order (Program::schedule's comment): a group
+// ends at an op without thread= or at a "join". Empty if the Program has no
+// thread= ops, or (with error text) if a thread's ops name two processes.
+std::vector<Group> find_groups(const Program &, std::string *error);
+// The first group (empty if none).
 Group find_group(const Program &, std::string *error);
 
 struct ScheduleOutcome {

@@ -74,12 +74,28 @@ using ::fl::sched::Label;
 	} while (0)
 
 /* include/linux/mm.h: the per-VMA lock (CONFIG_PER_VMA_LOCK) */
-/* vma_start_read is a trylock: false (VMA write-locked) means VM_FAULT_RETRY under mmap_lock */
+/*
+ * vma_start_read is a trylock: false (VMA write-locked) means VM_FAULT_RETRY
+ * under mmap_lock. Upstream (include/linux/mm.h, vma_start_read): "The
+ * function is allowed to occasionally yield false locked result ... in which
+ * case we fall back to using mmap_lock": its down_read_trylock() fails while
+ * a writer waits, and after taking the lock it re-checks vm_lock_seq and
+ * drops it (up_read, return false). That failure is a schedule decision
+ * ("at T0 do_user_addr_fault:vma_start_read:trylock#K fail") taken with the
+ * read lock held and dropped when it fails, as the re-check does: a point
+ * before the lock would open a window (vma_lookup to vma_start_read) that
+ * upstream covers by RCU-deferred VMA freeing and the detached re-check,
+ * which this port does not model.
+ */
 #define vma_start_read(vma)                                                                        \
 	({                                                                                         \
 		::fl::sched::Scheduler *fl_s_ = ::fl::sched::active();                             \
-		!fl_s_ || fl_s_->vma_start_read((const void *)(vma), ::fl::sched::kVmLock,         \
-						FL_SCHED_LABEL("vma_start_read"));                 \
+		!fl_s_ || (fl_s_->vma_start_read((const void *)(vma), ::fl::sched::kVmLock,        \
+						 FL_SCHED_LABEL("vma_start_read")) &&              \
+			   (!fl_s_->fallible_point(FL_SCHED_LABEL("vma_start_read:trylock")) ||    \
+			    ((fl_s_->vma_end_read)((const void *)(vma), ::fl::sched::kVmLock,      \
+						 FL_SCHED_LABEL("vma_start_read:trylock")),        \
+			     false)));                                                             \
 	})
 #define vma_end_read(vma) FL_SHIM_OBJ(vma_end_read, vma, ::fl::sched::kVmLock, "vma_end_read")
 /* vma_start_write: mmap_lock held for write; waits for the VMA's readers */

@@ -54,7 +54,12 @@ int do_user_addr_fault(ulong address, bool write)
 	if (write)
 		flags |= FAULT_FLAG_WRITE;
 
-	/* lock_vma_under_rcu(): the VMA read lock is a trylock under RCU */
+	/*
+	 * lock_vma_under_rcu(): the VMA read lock is a trylock under RCU; when
+	 * it fails (write-locked, or spuriously: a schedule's "fail") the fault
+	 * retries under mmap_lock (lock_mm_and_find_vma, a plain
+	 * mmap_read_lock here: the port has no trylock on that path).
+	 */
 	rcu_read_lock();
 	vma = vma_lookup(mm, address);
 	if (vma && !vma_start_read(vma))

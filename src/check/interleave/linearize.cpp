@@ -82,6 +82,12 @@ private:
 	// (the caller retries), so such a freeze, when another thread of the
 	// group updates or mmaps, counts as a failed freeze: no effect,
 	// linearizable anywhere. A freeze that returned 0 is never relaxed.
+	// Beside another freeze, too: map_freeze checks the fd's permission
+	// (map_get_sys_perms, which loses FMODE_CAN_WRITE once the map is
+	// frozen) before it takes freeze_mutex, so the loser of two concurrent
+	// freezes gets -EBUSY from the frozen re-check under the mutex, where
+	// every sequential order gives it -EPERM (found by the swarm on the
+	// fixed kernel: a parent and its forked child both freezing).
 	bool busy_freeze(size_t i) const
 	{
 		const Op &op = p_.ops[i];
@@ -89,7 +95,8 @@ private:
 			return false;
 		for (size_t j = g_.begin; j < g_.end; j++)
 			if (p_.ops[j].thread != op.thread &&
-			    (p_.ops[j].kind == OpKind::update || p_.ops[j].kind == OpKind::mmap))
+			    (p_.ops[j].kind == OpKind::update || p_.ops[j].kind == OpKind::mmap ||
+			     p_.ops[j].kind == OpKind::freeze))
 				return true;
 		return false;
 	}

@@ -263,6 +263,25 @@ class FuzzSkippedRuns(unittest.TestCase):
         self.assertEqual(judged, {"v2/arch64/anon"})
 
 
+class SwarmRows(unittest.TestCase):
+    """The swarm's lines (tools/interleave.cpp swarm_main) become per-cell rows with their finding."""
+
+    def test_a_quiet_cell_and_a_finding_with_its_file(self):
+        from verifylib import interleave
+        text = ("swarm v2/arch64/4k/anon/mask seed 1: 12 programs (9 exhausted), 900 schedules (210 distinct, "
+                "690 repeats, 0 unclassified), 2.00 s, 105 distinct/s: no finding\n"
+                "swarm v3/arch32/4k/regular/mask seed 1: 3 programs (1 exhausted), 80 schedules (40 distinct, "
+                "40 repeats, 0 unclassified), 0.50 s, 80 distinct/s: FINDING\n"
+                "  program 3, found by bounded(1 departures) at schedule 7: violation page_refcount at op 4: x\n"
+                "  written to out/swarm-page_refcount-seed1-3.fl\n")
+        quiet, found = interleave.parse_swarm(text)
+        self.assertEqual((quiet["cell"], quiet["programs"], quiet["distinct"], quiet["finding"]),
+                         ("v2/arch64/anon", 12, 210, None))
+        self.assertEqual(found["cell"], "v3/arch32/regular")
+        self.assertEqual(found["finding"]["what"], "violation page_refcount")
+        self.assertEqual(found["finding"]["file"], "out/swarm-page_refcount-seed1-3.fl")
+
+
 class TechniqueShares(unittest.TestCase):
     def test_without_fuzz_the_selected_shares_fill_the_budget(self):
         import verify

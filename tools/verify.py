@@ -39,8 +39,8 @@ ALL_CELLS = lambda quick: CELLS  # noqa: E731
 NO_CELLS = lambda quick: []  # noqa: E731
 PLAN = [("proofs", techniques.run_proofs, 0.10, ALL_CELLS), ("corpus", techniques.run_corpus, 0.05, ALL_CELLS),
         ("props", techniques.run_props, 0.15, ALL_CELLS), ("oracle", extra.run_oracle, 0.10, lambda quick: extra.ORACLE_CELLS),
-        ("bench", extra.run_bench, 0.10, NO_CELLS),
-        ("interleave", interleave.run_interleave, 0.05, lambda quick: interleave.CELLS),
+        ("bench", extra.run_bench, 0.05, NO_CELLS),
+        ("interleave", interleave.run_interleave, 0.10, lambda quick: interleave.CELLS),
         ("libarena", libarena.run_libarena, 0.08, NO_CELLS),
         ("fuzz", techniques.run_fuzz, None, techniques.fuzz_cells)]
 NAMES = [p[0] for p in PLAN]

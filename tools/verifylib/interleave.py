@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """faultline verify's interleaving explorer (faultline-cli interleave).
 
-Two runs in its share of the budget: the historical concurrency levels
+Three runs in its share of the budget: the historical concurrency levels
 from scratch (test targets: each must be found, none decides a verdict),
-then the fixed kernel, v2 and v3, both widths, anon and regular, over the
-concurrent Programs of corpora/interleavings/explore (2-3 threads, every page
-size, Spectre-v1 masking) and the historical Programs' ops, the time split evenly. A finding on the fixed
-kernel is evidence for its cell, with its replay file; every schedule
-explored is counted per level."""
+then the fixed kernel, v2 and v3, both widths, anon and regular: half of
+what is left over the concurrent Programs of corpora/interleavings/explore
+(2-3 threads, every page size, Spectre-v1 masking) and the historical
+Programs' ops, the time split evenly, and half to the swarm (generated
+Programs, `interleave --swarm`, 4k pages). A finding on the fixed kernel is
+evidence for its cell, with its replay file; every schedule explored is
+counted per level, and the swarm's Programs and distinct schedules too."""
 import glob
 import os
 import re
@@ -18,6 +20,9 @@ from .techniques import Result, run_logged
 LINE = re.compile(r"^(\S+) (\w+)/arch(32|64)/\w+/(\w+)/\w+(?:/(\w+))?: \w+, (\d+) schedules: (\d+) distinct, "
                   r"(\d+) repeats.*\(bounded \d+: \d+ new(, exhausted)?.* "
                   r"([\d.]+) s, (\d+) schedules/s, max \d+ steps: (FINDING|no finding)$")
+SWARM = re.compile(r"^swarm (\w+)/arch(32|64)/\w+/(\w+)/\w+ seed \d+: (\d+) programs \((\d+) exhausted\), "
+                   r"(\d+) schedules \((\d+) distinct, (\d+) repeats.*, ([\d.]+) s, .*: (FINDING|no finding)$")
+SWARM_FOUND = re.compile(r"^  program (\d+), found by (.*) at schedule (\d+): (violation \w+)")
 FOUND = re.compile(r"^  found by (.*) at schedule (\d+) after ([\d.]+) s: (violation \w+)")
 WRITTEN = re.compile(r"^  written to (\S+)$")
 PATCHES, ARCHES, DOORS = "v2,v3", "32,64", "anon,regular"
@@ -53,6 +58,26 @@ def parse(text):
     return rows
 
 
+def parse_swarm(text):
+    """Rows per configuration of `interleave --swarm`, with the finding and its file."""
+    rows = []
+    for line in text.splitlines():
+        m = SWARM.match(line)
+        if m:
+            patch, arch, door, progs, exhausted, n, distinct, repeats, secs, _ = m.groups()
+            rows.append({"cell": cell_of(patch, arch, door), "programs": int(progs), "exhausted": int(exhausted),
+                         "schedules": int(n), "distinct": int(distinct), "repeats": int(repeats),
+                         "seconds": float(secs), "finding": None})
+            continue
+        m = SWARM_FOUND.match(line)
+        if m and rows:
+            rows[-1]["finding"] = {"strategy": m[2], "schedule": int(m[3]), "what": m[4], "program": int(m[1])}
+        m = WRITTEN.match(line)
+        if m and rows and rows[-1]["finding"]:
+            rows[-1]["finding"]["file"] = m[1]
+    return rows
+
+
 def run_interleave(run, seconds):
     binary = cli(run)
     if not binary:
@@ -67,14 +92,30 @@ def run_interleave(run, seconds):
     # 2. the fixed kernel: the rest of the share, split over every (Program, configuration)
     files = explore + historic
     runs = len(explore) * 2 * 2 * 2 * 3 + len(historic)  # x 3 page sizes (spec_v1 mask only)
-    per = max(0.2, (seconds - sum(r["seconds"] for r in levels)) / runs)
+    rest = max(0.0, seconds - sum(r["seconds"] for r in levels))
+    per = max(0.2, rest / 2 / runs)
     rc2, text2, log2 = run_logged(run, "interleave-explore",
                                   [binary, "interleave", "--quiet", "--historic", "none", "--seconds", f"{per:.2f}",
                                    "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS, "--spec", "mask", "--out", out]
                                   + files,
                                   seconds * 2 + 60)
     fixed = parse(text2)
+    # 3. the swarm: generated Programs, the other half, over the same cells at 4k pages
+    per_swarm = max(1.0, rest / 2 / len(CELLS))
+    rc3, text3, log3 = run_logged(run, "interleave-swarm",
+                                  [binary, "interleave", "--swarm", "--quiet", "--historic", "none", "--seconds",
+                                   f"{per_swarm:.2f}", "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS,
+                                   "--page", "4k", "--spec", "mask", "--out", out],
+                                  per_swarm * len(CELLS) * 2 + 60)
+    swarm = parse_swarm(text3)
     evidence = []
+    for r in swarm:
+        f = r["finding"]
+        if f:
+            path = f.get("file", "")
+            evidence.append(Evidence("interleave", r["cell"], "violation", f["what"], r["seconds"],
+                                     run.rel(path) if path else "", program_ops(path) if path else 0,
+                                     detail=f"swarm program {f['program']}, {f['strategy']}, schedule {f['schedule']}"))
     for r in fixed:
         f = r["finding"]
         if f:
@@ -100,10 +141,16 @@ def run_interleave(run, seconds):
                           "repeats": sum(r["repeats"] for r in fixed),
                           "exhausted": sum(r["exhausted"] for r in fixed),
                           "seconds_per_run": per, "runs": len(fixed),
+                          "swarm": {"programs": sum(r["programs"] for r in swarm),
+                                    "exhausted": sum(r["exhausted"] for r in swarm),
+                                    "schedules": sum(r["schedules"] for r in swarm),
+                                    "distinct": sum(r["distinct"] for r in swarm),
+                                    "repeats": sum(r["repeats"] for r in swarm),
+                                    "seconds_per_cell": per_swarm, "cells": len(swarm)},
                           "cells_checked": sorted({r["cell"] for r in fixed})})
-    if not levels or not fixed or rc1 not in (0, 1) or rc2 not in (0, 1):
-        res.status, res.reason = "failed", f"faultline-cli interleave exited {rc1}/{rc2} (see {run.rel(log1)})"
-    elif "did not replay" in text1 + text2:
+    if not levels or not fixed or not swarm or rc1 not in (0, 1) or rc2 not in (0, 1) or rc3 not in (0, 1):
+        res.status, res.reason = "failed", f"faultline-cli interleave exited {rc1}/{rc2}/{rc3} (see {run.rel(log1)})"
+    elif "did not replay" in text1 + text2 or "faultline: swarm:" in text3:
         res.status, res.reason = "failed", "a finding's schedule did not replay (see the logs)"
     elif missed:
         res.status, res.reason = "failed", f"historical levels not found from scratch: {', '.join(missed)}"
@@ -111,7 +158,8 @@ def run_interleave(run, seconds):
         res.reason = (f"{len(levels)} historical levels found; fixed kernel: {res.metrics['schedules']} schedules, "
                       f"{res.metrics['distinct']} distinct "
                       f"({', '.join(f'{k} {v}' for k, v in sorted(distinct_per_level.items()))}), "
-                      f"{len(evidence)} findings")
+                      f"swarm: {res.metrics['swarm']['programs']} generated Programs, "
+                      f"{res.metrics['swarm']['distinct']} distinct schedules; {len(evidence)} findings")
     return res
 
 
@@ -126,7 +174,11 @@ def add_sections(results, meta):
           f"in {m['runs']} runs of {m['seconds_per_run']:.2f} s, of which {m['distinct']} distinct (by trace hash; "
           + ", ".join(f"{k}: {v}" for k, v in sorted(m["distinct_per_level"].items()))
           + f") and {m['repeats']} repeats; the bounded search was exhausted in {m['exhausted']} of "
-          f"{m['runs']} runs.", "",
+          f"{m['runs']} runs."
+          + (f" The swarm: {m['swarm']['programs']} generated Programs ({m['swarm']['seconds_per_cell']:.1f} s per "
+             f"cell, 4k pages), {m['swarm']['schedules']} schedules, {m['swarm']['distinct']} distinct, "
+             f"{m['swarm']['repeats']} repeats; the bounded search was exhausted in {m['swarm']['exhausted']} "
+             f"Programs." if "swarm" in m else ""), "",
           "| historical level | found | strategy | schedules to the finding | seconds |", "|---|---|---|---|---|"]
     md += [f"| {h['level']} | {'yes' if h['found'] else 'NO'} | {h['strategy']} | {h['schedules']} | "
            f"{h['seconds']:.3f} |" for h in m["historic"]]

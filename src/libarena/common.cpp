@@ -2,6 +2,7 @@
 #include "libarena/common.h"
 
 #include <cstdio>
+#include <mutex>
 
 #include "base/sched/scheduler.h"
 
@@ -36,10 +37,22 @@ void record(u64 a, sched::AccessKind k, const sched::Label &site)
 
 }  // namespace
 
+void AllocatorAccesses::carry_across_fibers()
+{
+	static std::once_flag once;
+	std::call_once(once, [] {
+		sched::register_tls_slot({[]() -> void * { return on_ ? &on_ : nullptr; },
+					  [](void *p) { on_ = p != nullptr; }});
+	});
+}
+
 // libbpf's bpf_object__load for an arena map: BPF_MAP_CREATE, then mmap the
 // whole arena (user space picks user_vm_start).
 Arena::Arena()
 {
+	// Before any scheduler saves the thread's slots (a slot registered
+	// inside a run would not be restored at its end).
+	AllocatorAccesses::carry_across_fibers();
 	Config c;  // pre/arch64/4k: the arena map does not depend on the array patch
 	m_ = make_machine(c);
 	MapSpec spec;

@@ -96,6 +96,11 @@ public:
 	AllocatorAccesses(const AllocatorAccesses &) = delete;
 	AllocatorAccesses &operator=(const AllocatorAccesses &) = delete;
 	static bool on() { return on_; }
+	// The scheduler's tasks are fibers on one thread: the flag must travel
+	// with each task (a TLS slot), or a task that switches inside an API
+	// function hands its value to the next, and the value the last task
+	// restores outlives the run (into the next Program's harness checks).
+	static void carry_across_fibers();
 
 private:
 	bool saved_;

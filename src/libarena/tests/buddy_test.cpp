@@ -309,7 +309,11 @@ TEST(BuddyProgram, FuzzShapedRunsReplayFromTheirText)
 		if (!v.ok)
 			found.insert(to_string(levels[i % 4]));
 	}
-	EXPECT_TRUE(found.count("series") && found.count("guard_leak")) << "the sample lost its findings";
+	// guard_leak's I10 is the sample's finding. Its series "findings" were
+	// the lockset race a harness flag leaked from one run into the next
+	// (AllocatorAccesses, BuddySeries.FuzzInputVerdictsDoNotDependOnTheInputBefore):
+	// gone with that leak, as they should be.
+	EXPECT_TRUE(found.count("guard_leak")) << "the sample lost its findings";
 }
 
 // corpora/buddy/{regression,findings}/*.bl, each at every level, against its

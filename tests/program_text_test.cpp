@@ -344,6 +344,11 @@ INSTANTIATE_TEST_SUITE_P(
 	testing::Values(
 		// statements
 		ErrorCase{"mmap A len=1p\n  frobnicate x\n", 2, 3, "unknown statement"},
+		// schedule records: the column of the word at fault
+		ErrorCase{"at T9 l#1 switch T1\n", 1, 4, "must be below T8"},
+		ErrorCase{"at T0 l#0 switch T1\n", 1, 7, "expected LABEL#N"},
+		ErrorCase{"at T0 l#1 switch X1\n", 1, 18, "expected 'TASK LABEL#N switch TASK'"},
+		ErrorCase{"at T0 l#1 hop T1\n", 1, 11, "expected 'TASK LABEL#N switch TASK'"},
 		// headers
 		ErrorCase{"arch 32\narch 64\n", 2, 1, "duplicate 'arch'"},
 		ErrorCase{"arch 31\n", 1, 6, "bad arch"},

@@ -611,8 +611,9 @@ bool Parser::schedule_line(const std::vector<Token> &t)
 		words.emplace_back(t[i].text);
 	ScheduleRecord r;
 	std::string error;
-	if (!sched::parse_record(words.data(), words.size(), kMaxThreads, kMaxNmis, &r, &error))
-		return fail(t[0].col, error);
+	size_t bad = 0;
+	if (!sched::parse_record(words.data(), words.size(), kMaxThreads, kMaxNmis, &r, &error, &bad))
+		return fail(words.empty() ? t[0].col : t[1 + bad].col, error);
 	p_.schedule.push_back(r);
 	return true;
 }

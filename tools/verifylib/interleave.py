@@ -108,21 +108,19 @@ def run_interleave(run, seconds):
                                    "--page", "4k", "--spec", "mask", "--out", out],
                                   per_swarm * len(CELLS) * 2 + 60)
     swarm = parse_swarm(text3)
-    evidence = []
-    for r in swarm:
+
+    def evidence_of(r, seconds, detail):
         f = r["finding"]
-        if f:
-            path = f.get("file", "")
-            evidence.append(Evidence("interleave", r["cell"], "violation", f["what"], r["seconds"],
-                                     run.rel(path) if path else "", program_ops(path) if path else 0,
-                                     detail=f"swarm program {f['program']}, {f['strategy']}, schedule {f['schedule']}"))
-    for r in fixed:
-        f = r["finding"]
-        if f:
-            path = f.get("file", "")
-            evidence.append(Evidence("interleave", r["cell"], "violation", f["what"], f["seconds"],
-                                     run.rel(path) if path else "", program_ops(path) if path else 0,
-                                     detail=f"{f['strategy']}, schedule {f['schedule']}, from {run.rel(r['file'])}"))
+        path = f.get("file", "")
+        return Evidence("interleave", r["cell"], "violation", f["what"], seconds, run.rel(path) if path else "",
+                        program_ops(path) if path else 0, detail=detail)
+
+    evidence = [evidence_of(r, r["seconds"], f"swarm program {r['finding']['program']}, {r['finding']['strategy']}, "
+                                             f"schedule {r['finding']['schedule']}")
+                for r in swarm if r["finding"]]
+    evidence += [evidence_of(r, r["finding"]["seconds"], f"{r['finding']['strategy']}, schedule "
+                                                         f"{r['finding']['schedule']}, from {run.rel(r['file'])}")
+                 for r in fixed if r["finding"]]
     per_level, distinct_per_level = {}, {}
     for r in fixed:
         patch = r["cell"].split("/")[0]

@@ -38,8 +38,9 @@ struct Record {
 std::string format_record(const Record &);
 // Parses a record from its words after "at" ("T0", "LABEL#1", "switch",
 // "T1"), checking task < max_tasks and handler < max_handlers. On bad
-// input, false and a message naming what was expected.
+// input, false, a message naming what was expected, and in *bad_word (if
+// given) the index of the word at fault, for a column in the error.
 bool parse_record(const std::string *words, size_t n, int max_tasks, int max_handlers, Record *out,
-		  std::string *error);
+		  std::string *error, size_t *bad_word = nullptr);
 
 }  // namespace fl::sched

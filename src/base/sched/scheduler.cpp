@@ -267,12 +267,17 @@ int Scheduler::add_nmi(int task, std::function<void()> body)
 	return h;
 }
 
+// A fail or nmi question: only the current task, which stays runnable.
+Decision Scheduler::event_decision(const Label &label, uint32_t occ)
+{
+	one_.assign(1, current_);
+	return Decision{current_, true, label.id, occ, &one_, current_, result_.steps, events_++};
+}
+
 void Scheduler::maybe_nmi(const Label &label, uint32_t occ)
 {
 	Task &cur = *tasks_[size_t(current_)];
-	one_.assign(1, current_);
-	Decision d{current_, true, label.id, occ, &one_, current_, result_.steps, events_++};
-	const int h = strategy_->nmi(d, cur.nmis);
+	const int h = strategy_->nmi(event_decision(label, occ), cur.nmis);
 	if (h < 0)
 		return;
 	if (!std::binary_search(cur.nmis.begin(), cur.nmis.end(), h))
@@ -310,11 +315,8 @@ bool Scheduler::fallible_point(const Label &label)
 	point(label);
 	if (draining_)
 		return false;
-	const Task &cur = *tasks_[size_t(current_)];
-	const uint32_t occ = cur.occ[label.id];
-	one_.assign(1, current_);
-	Decision d{current_, true, label.id, occ, &one_, current_, result_.steps, events_++};
-	if (!strategy_->fail(d))
+	const uint32_t occ = tasks_[size_t(current_)]->occ[label.id];
+	if (!strategy_->fail(event_decision(label, occ)))
 		return false;
 	result_.fails++;
 	result_.records.push_back(Record{current_, label.name, occ, 0, Action::fail});

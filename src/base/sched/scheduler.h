@@ -210,6 +210,7 @@ private:
 		       uint8_t subclass = 0);
 	void held_pop(const LockClass &);
 	int decide(const Label &, bool current_runnable);
+	Decision event_decision(const Label &, uint32_t occurrence);
 	void maybe_nmi(const Label &, uint32_t occurrence);
 	void run_nmi(int h);
 	void switch_task(int to);

@@ -49,18 +49,21 @@ int Forced::pick(const Decision &d)
 	return it == picks_.end() ? d.default_choice : it->second;
 }
 
+int Forced::answer(const Decision &d, bool nmi, const std::vector<int> &pending)
+{
+	seen_events_.push_back(SeenEvent{d.event, nmi, pending});
+	auto it = events_.find(d.event);
+	return it == events_.end() ? -1 : it->second;
+}
+
 bool Forced::fail(const Decision &d)
 {
-	seen_events_.push_back(SeenEvent{d.event, false, {}});
-	auto it = events_.find(d.event);
-	return it != events_.end() && it->second == 1;
+	return answer(d, false, {}) == 1;
 }
 
 int Forced::nmi(const Decision &d, const std::vector<int> &pending)
 {
-	seen_events_.push_back(SeenEvent{d.event, true, pending});
-	auto it = events_.find(d.event);
-	return it == events_.end() ? -1 : it->second;
+	return answer(d, true, pending);
 }
 
 void ByteSchedule::begin(int ntasks)

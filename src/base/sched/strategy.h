@@ -133,6 +133,8 @@ public:
 	const std::vector<SeenEvent> &seen_events() const { return seen_events_; }
 
 private:
+	// Logs the question; its forced answer, or -1.
+	int answer(const Decision &d, bool nmi, const std::vector<int> &pending);
 	std::map<uint64_t, int> picks_, events_;
 	std::vector<Seen> seen_;
 	std::vector<SeenEvent> seen_events_;

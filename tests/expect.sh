@@ -10,7 +10,9 @@ expect() {
 	local out rc
 	out=$("${EXPECT_CMD[@]}" "$@" 2>&1 </dev/null); rc=$?
 	if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-		echo "FAIL: $* -> rc $rc (want $want), output does not match /$pattern/:"; echo "$out" | tail -5
+		echo "FAIL: $* -> rc $rc (want $want), output does not match /$pattern/:"
+		grep -m3 -iE 'error|failed' <<<"$out"  # the cause, if it was printed early
+		echo "$out" | tail -5
 		fails=$((fails + 1))
 	else
 		passes=$((passes + 1))

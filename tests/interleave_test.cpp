@@ -9,6 +9,9 @@
 #include <random>
 #include <sstream>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "base/schedule_set.h"
 #include "check/interleave/explore.h"
 #include "check/interleave/swarm.h"
@@ -83,6 +86,42 @@ TEST(Sched, RecordsReplayExactly)
 	EXPECT_EQ(r2.outcome, Outcome::done);
 	EXPECT_EQ(log2, log);
 	EXPECT_EQ(r2.trace_hash, r.trace_hash);
+}
+
+// A trace hash names a schedule by its points' names, not by the order a
+// process first used them: a child that interned other labels first (as a
+// fuzzer does after earlier inputs) hashes the same run to the same value.
+TEST(Sched, TraceHashDoesNotDependOnLabelsUsedBefore)
+{
+	auto hash_of_run = [] {
+		sched::RandomWalk rw(7);
+		Scheduler s(rw);
+		for (int t = 0; t < 2; t++)
+			s.spawn([&] {
+				s.point(L("hash_order:first"));
+				s.point(L("hash_order:second"));
+			});
+		return s.run().trace_hash;
+	};
+	int fds[2];
+	ASSERT_EQ(pipe(fds), 0);
+	const pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		L("hash_order:second");  // interned before "first" here, after it in the parent
+		L("hash_order:unrelated");
+		const uint64_t h = hash_of_run();
+		_exit(write(fds[1], &h, sizeof h) == sizeof h ? 0 : 1);
+	}
+	const uint64_t mine = hash_of_run();
+	uint64_t theirs = 0;
+	EXPECT_EQ(read(fds[0], &theirs, sizeof theirs), ssize_t(sizeof theirs));
+	int status = 0;
+	waitpid(child, &status, 0);
+	close(fds[0]);
+	close(fds[1]);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(theirs, mine);
 }
 
 TEST(Sched, ReplayThatDoesNotFitDiverges)

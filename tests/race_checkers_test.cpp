@@ -166,6 +166,39 @@ TEST(Lockset, OffWhenAskedAndIgnoredInsideCheckers)
 	EXPECT_EQ(s.run().outcome, Outcome::done);
 }
 
+// A MarkedAccess scope (a lock word's own accesses) left open at a
+// scheduling point stays with its task: the next task's plain write, and an
+// NMI handler's on the same task, are still plain.
+TEST(Lockset, MarkedScopesStayWithTheirTask)
+{
+	bool ready = false;
+	sched::RunResult other_task = two_tasks([&](Scheduler &s, int t) {
+		if (t == 0) {
+			locked_write(s, &lock_a, kLock);
+			sched::MarkedAccess lock_word;  // blocks inside it, as arena_spin_lock_word can
+			s.join_wait(&ready, [&] { return ready; }, L("test:wait"));
+		} else {
+			s.access(&word, kWord, AccessKind::write, L("test:unlocked_write"));
+			ready = true;
+			s.join_wake(&ready);
+		}
+	});
+	ASSERT_EQ(other_task.outcome, Outcome::violation);
+	EXPECT_NE(other_task.report.find("T1 write at test:unlocked_write"), std::string::npos) << other_task.report;
+
+	sched::DefaultStrategy d;
+	Scheduler s(d);
+	s.spawn([&] {
+		locked_write(s, &lock_a, kLock);
+		sched::MarkedAccess lock_word;
+		s.nmi_now(0);
+	});
+	s.add_nmi(0, [&] { s.access(&word, kWord, AccessKind::write, L("test:nmi_write")); });
+	sched::RunResult nmi = s.run();
+	ASSERT_EQ(nmi.outcome, Outcome::violation);
+	EXPECT_NE(nmi.report.find("test:nmi_write"), std::string::npos) << nmi.report;
+}
+
 TEST(Lockset, AccessPointsOpenAWindowBetweenAReadAndItsWrite)
 {
 	// The lost update: both tasks read, then write what they read plus one.

@@ -11,6 +11,14 @@ namespace fl::sched {
 
 namespace {
 
+uint64_t fnv1a(const std::string &s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (unsigned char c : s)
+		h = (h ^ c) * 0x100000001b3ull;
+	return h;
+}
+
 struct Registry {
 	std::mutex lock;  // call sites may first run on any thread
 	std::deque<Label> labels;  // stable addresses
@@ -39,7 +47,7 @@ const Label &label_named(const std::string &name)
 	auto it = r.by_name.find(name);
 	if (it != r.by_name.end())
 		return *it->second;
-	r.labels.push_back(Label{uint32_t(r.labels.size()), name});
+	r.labels.push_back(Label{uint32_t(r.labels.size()), name, fnv1a(name)});
 	const Label *l = &r.labels.back();
 	r.by_name.emplace(name, l);
 	return *l;

@@ -12,6 +12,9 @@ namespace fl::sched {
 struct Label {
 	uint32_t id;       // dense, in order of first use in this process
 	std::string name;  // "finish_fault:pte_offset_map_lock"
+	// FNV-1a of name: what a trace hash mixes, so that the hash of a schedule
+	// does not depend on which points earlier runs of the process used first.
+	uint64_t name_hash;
 };
 
 // The label for (func, site); the same object for the same pair.

@@ -115,6 +115,9 @@ private:
 };
 
 // A scope on this thread, counted: ScopedFlag<Tag> while alive, active().
+// The scheduler carries the count with each task (a TLS slot) and starts an
+// NMI handler at zero: a scope a task leaves open at a scheduling point (a
+// lock word's spin_lock) belongs to that task, not to whatever runs next.
 template <class Tag> class ScopedFlag {
 public:
 	ScopedFlag() { depth_++; }
@@ -122,6 +125,8 @@ public:
 	ScopedFlag(const ScopedFlag &) = delete;
 	ScopedFlag &operator=(const ScopedFlag &) = delete;
 	static bool active() { return depth_ > 0; }
+	static int depth() { return depth_; }
+	static void set_depth(int d) { depth_ = d; }
 
 private:
 	static inline thread_local int depth_ = 0;

@@ -95,7 +95,20 @@ struct Scheduler::Task {
 	ExecContext context() const { return nmi_depth ? ExecContext::nmi : ctx; }
 };
 
-Scheduler::Scheduler(Strategy &s) : strategy_(&s) {}
+// The access scopes (MarkedAccess, IgnoreAccesses) are per task: slots
+// registered once, with the port's own.
+template <class Flag> void carry_flag_across_fibers()
+{
+	register_tls_slot({[]() -> void * { return reinterpret_cast<void *>(intptr_t(Flag::depth())); },
+			   [](void *v) { Flag::set_depth(int(reinterpret_cast<intptr_t>(v))); }});
+}
+
+Scheduler::Scheduler(Strategy &s) : strategy_(&s)
+{
+	static const bool carried = (carry_flag_across_fibers<MarkedAccess>(),
+				     carry_flag_across_fibers<IgnoreAccesses>(), true);
+	(void)carried;
+}
 
 Scheduler::~Scheduler() = default;
 
@@ -214,7 +227,7 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 		cur.occ.resize(label.id + 1);
 	uint32_t occ = ++cur.occ[label.id];
 	result_.decisions++;
-	result_.trace_hash = mix(result_.trace_hash, (uint64_t(current_) << 32) | label.id);
+	result_.trace_hash = mix(mix(result_.trace_hash, label.name_hash), current_);
 	if (!draining_ && on_point) {
 		IgnoreAccesses checker;
 		std::string v = on_point();
@@ -293,10 +306,19 @@ void Scheduler::run_nmi(int h)
 	Task &cur = *tasks_[size_t(current_)];
 	cur.nmis.erase(std::find(cur.nmis.begin(), cur.nmis.end(), h));
 	result_.nmis++;
+	// The handler is not inside the scopes the interrupted code opened.
 	struct Depth {
 		Scheduler *s;
-		~Depth() { s->nmi_exit(); }
+		int marked = MarkedAccess::depth(), ignored = IgnoreAccesses::depth();
+		~Depth()
+		{
+			MarkedAccess::set_depth(marked);
+			IgnoreAccesses::set_depth(ignored);
+			s->nmi_exit();
+		}
 	} depth{this};
+	MarkedAccess::set_depth(0);
+	IgnoreAccesses::set_depth(0);
 	nmi_enter();
 	nmi_bodies_[size_t(h)]();
 }

@@ -64,7 +64,7 @@ struct RunResult {
 	std::vector<Record> records;  // the non-default picks, in order
 	uint64_t decisions = 0, steps = 0, switches = 0;
 	uint64_t fails = 0, nmis = 0;  // failed acquisitions, NMI handlers run (recorded or not)
-	uint64_t trace_hash = 0;      // over (task, label) of every decision
+	uint64_t trace_hash = 0;      // over (task, label name) of every decision: the same in every process
 };
 
 // Carries one thread-local across fiber switches (the port's kg/kcfg/current).

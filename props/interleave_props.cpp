@@ -26,26 +26,9 @@ struct Ran {
 	Program program;
 };
 
-// The case's byte picks, and its lock failures: the fallible acquisitions
-// whose question (Decision::event) it lists fail.
-class CaseStrategy final : public sched::Strategy {
-public:
-	explicit CaseStrategy(const ConcurrentInput &in) : picks_(in.schedule), fails_(in.fail_events) {}
-	void begin(int ntasks) override { picks_.begin(ntasks); }
-	int pick(const sched::Decision &d) override { return picks_.pick(d); }
-	bool fail(const sched::Decision &d) override
-	{
-		return std::find(fails_.begin(), fails_.end(), d.event) != fails_.end();
-	}
-
-private:
-	sched::ByteSchedule picks_;
-	std::vector<uint32_t> fails_;
-};
-
 Ran run_case(const ConcurrentInput &in, const Config &cfg)
 {
-	CaseStrategy s(in);
+	sched::ByteSchedule s(in.schedule, in.fail_events);
 	Ran r{interleave::run_schedule(in.program, cfg, s), in.program};
 	if (r.outcome.finding())
 		r.program = interleave::finding_program(in.program, cfg, r.outcome);

@@ -410,27 +410,45 @@ TEST(InterleaveText, ThreadsScheduleAndHistoricRoundTrip)
 	}
 }
 
+// The decoder says what the text says about concurrency: several groups
+// (a join) and lock failures, so the threads fuzz target reaches both.
 TEST(InterleaveBinary, EveryByteStringDecodesToAValidConcurrentProgram)
 {
 	std::mt19937 rng(7);
+	int joined = 0, failing = 0;
 	for (int n = 0; n < 200; n++) {
 		std::vector<uint8_t> bytes(rng() % 96);
 		for (auto &b : bytes)
 			b = uint8_t(rng());
 		ConcurrentInput in = decode_concurrent(bytes.data(), bytes.size());
 		std::string err;
-		interleave::Group g = interleave::find_group(in.program, &err);
+		std::vector<interleave::Group> g = interleave::find_groups(in.program, &err);
 		EXPECT_TRUE(err.empty()) << err;
+		if (!in.program.joins.empty()) {
+			joined++;
+			EXPECT_EQ(g.size(), 2u) << format_program(in.program);
+		}
+		failing += !in.fail_events.empty();
 		ParseResult r = parse_program(format_program(in.program));
 		ASSERT_TRUE(r.program) << r.error.str() << "\n" << format_program(in.program);
 		EXPECT_EQ(r.program->ops, in.program.ops);
-		if (n % 20 == 0 && !g.empty()) {
-			sched::ByteSchedule bs(in.schedule);
+		EXPECT_EQ(r.program->joins, in.program.joins);
+		if ((n % 10 == 0 || !in.fail_events.empty()) && !g.empty()) {
+			sched::ByteSchedule bs(in.schedule, in.fail_events);
 			interleave::ScheduleOutcome o =
 				interleave::run_schedule(in.program, Config{Arch::A64, Patch::v2, 12, Door::anon, false}, bs);
 			EXPECT_NE(o.sched.outcome, sched::Outcome::diverged);
 		}
 	}
+	EXPECT_GT(joined, 10);
+	EXPECT_GT(failing, 20);
+	// ByteSchedule fails the questions it lists: here the fault's VMA trylock
+	Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\nload A thread=0\nload A thread=1\n");
+	sched::ByteSchedule fail_first({}, {0});
+	interleave::ScheduleOutcome o =
+		interleave::run_schedule(p, Config{Arch::A64, Patch::v2, 12, Door::anon, false}, fail_first);
+	EXPECT_EQ(o.sched.fails, 1u);
+	EXPECT_EQ(o.verdict(), "ok");
 }
 
 // The old inject_fault_race hook as a schedule: T0 is preempted between

@@ -822,10 +822,15 @@ ConcurrentInput decode_concurrent(const uint8_t *data, size_t size)
 	out.program = decode_program(data + used, size_t(len));
 	Bytes rest(data + used + len, size - used - size_t(len));
 	std::vector<Op> &ops = out.program.ops;
-	const int threads = 2 + int(rest.u8() % 2);
+	// shape: bit 0 a third thread; bit 1 a join inside the group, before
+	// its op 1 + (shape >> 2) % (size - 1); the next byte's low two bits
+	// count lock failures, each a byte naming the fallible question (% 4).
+	const uint8_t shape = rest.u8();
+	const int threads = 2 + (shape & 1);
 	const size_t group = ops.empty() ? 0 : 1 + rest.u8() % std::min<size_t>(ops.size(), 6);
+	const size_t first = ops.size() - group;
 	std::vector<int> proc(size_t(threads), -1);
-	for (size_t i = ops.size() - group; i < ops.size(); i++) {
+	for (size_t i = first; i < ops.size(); i++) {
 		Op &op = ops[i];
 		op.thread = int(rest.u8() % unsigned(threads));
 		int &pr = proc[size_t(op.thread)];
@@ -833,6 +838,10 @@ ConcurrentInput decode_concurrent(const uint8_t *data, size_t size)
 			pr = op.proc;
 		op.proc = pr;  /* a thread lives in one process */
 	}
+	if ((shape & 2) && group >= 2)
+		out.program.joins.push_back(uint32_t(first + 1 + (shape >> 2) % (group - 1)));
+	for (unsigned n = rest.u8() & 3; n && !rest.empty(); n--)
+		out.fail_events.push_back(rest.u8() % 4);  /* a run asks a few: one per fault under the VMA lock */
 	while (!rest.empty()) {
 		const uint8_t delta = rest.u8();
 		out.schedule.emplace_back(delta, rest.u8());

@@ -32,7 +32,7 @@ struct ConcurrentInput {
 	Program program;
 	std::vector<std::pair<uint32_t, uint8_t>> schedule;
 	// The fallible acquisitions (by Decision::event) that fail: the
-	// generators' lock failures (the binary decoder makes none yet).
+	// generators' and the decoder's lock failures (sched::ByteSchedule).
 	std::vector<uint32_t> fail_events = {};
 };
 ConcurrentInput decode_concurrent(const uint8_t *data, size_t size);

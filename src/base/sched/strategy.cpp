@@ -88,6 +88,11 @@ int ByteSchedule::pick(const Decision &d)
 	return (*d.runnable)[0];
 }
 
+bool ByteSchedule::fail(const Decision &d)
+{
+	return std::find(fails_.begin(), fails_.end(), d.event) != fails_.end();
+}
+
 void Replay::begin(int ntasks)
 {
 	(void)ntasks;

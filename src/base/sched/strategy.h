@@ -140,17 +140,23 @@ private:
 	std::vector<SeenEvent> seen_events_;
 };
 
-// The fuzzers' schedule: (delta, target) pairs decoded from bytes. After
-// `delta` more counted steps, switch to task target % ntasks (or the next
-// runnable id above it). Every byte string is a valid schedule.
+// The fuzzers' and generators' schedule: (delta, target) pairs decoded
+// from bytes. After `delta` more counted steps, switch to task target %
+// ntasks (or the next runnable id above it). Every byte string is a valid
+// schedule. `fails`: the fallible acquisitions (by Decision::event) that fail.
 class ByteSchedule final : public Strategy {
 public:
-	explicit ByteSchedule(std::vector<std::pair<uint32_t, uint8_t>> picks) : picks_(std::move(picks)) {}
+	explicit ByteSchedule(std::vector<std::pair<uint32_t, uint8_t>> picks, std::vector<uint32_t> fails = {})
+		: picks_(std::move(picks)), fails_(std::move(fails))
+	{
+	}
 	void begin(int ntasks) override;
 	int pick(const Decision &d) override;
+	bool fail(const Decision &d) override;
 
 private:
 	std::vector<std::pair<uint32_t, uint8_t>> picks_;
+	std::vector<uint32_t> fails_;
 	size_t next_ = 0;
 	uint64_t due_ = 0;
 	int ntasks_ = 1;

@@ -553,6 +553,32 @@ TEST(Interleave, SecondGroupFindingReplaysFromItsText)
 	}
 }
 
+// Threads of a forked child: the explorer's finding names the process on
+// each op, and its text replays there (not in the parent, whose page the
+// child's faults would otherwise hit).
+TEST(Interleave, ChildProcessFindingReplaysFromItsText)
+{
+	Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\nfork\n"
+			  "store A val=0x77 thread=0 proc=1\nload A thread=1 proc=1\nload A\n");
+	Config c{Arch::A64, Patch::v2, 12, Door::anon, false, Historic::finish_fault_put};
+	interleave::ExploreOptions o;
+	o.kind = interleave::StrategyKind::bounded;
+	o.seconds = 60;
+	interleave::ExploreReport r = interleave::explore(p, c, o);
+	ASSERT_TRUE(r.finding) << r.schedules << " schedules";
+	EXPECT_EQ(r.finding->outcome.violation.what, Invariant::page_refcount) << r.finding->outcome.verdict();
+	EXPECT_TRUE(r.finding->replay_error.empty()) << r.finding->replay_error;
+	const std::string text = format_program(r.finding->program);
+	EXPECT_NE(text.find("proc=1 thread=0"), std::string::npos) << text;
+	Program again = parse(text);
+	sched::Replay rep(again.schedule);
+	interleave::ScheduleOutcome o2 = interleave::run_schedule(again, c, rep);
+	EXPECT_EQ(o2.verdict(), r.finding->outcome.verdict());
+	EXPECT_EQ(o2.sched.trace_hash, r.finding->outcome.sched.trace_hash);
+	c.historic = Historic::none;
+	EXPECT_FALSE(interleave::explore(p, c, o).finding);  // the fixed kernel: every schedule ok
+}
+
 // The bounded search branches on lock failures too: one thread's one fault
 // has no pick to depart from, but its VMA trylock may fail (the mmap_lock
 // fallback), so the search runs two schedules and is exhausted.

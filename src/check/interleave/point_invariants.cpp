@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "check/interleave/point_invariants.h"
+
+#include <algorithm>
+
+namespace fl::interleave {
+
+void PointInvariants::leave(const Op &op)
+{
+	auto it = std::find(flight_.begin(), flight_.end(), &op);
+	if (it != flight_.end())
+		flight_.erase(it);
+}
+
+std::string PointInvariants::check() const
+{
+	InFlight f;
+	for (const Op *op : flight_) {
+		f.ops++;
+		switch (op->kind) {
+		case OpKind::update: f.writers++; break;
+		case OpKind::mmap:
+			if (op->has_at || (op->flags & uapi::MAP_FIXED))
+				f.closing = true;  // may replace a mapping: its ->close
+			else
+				f.writers++;
+			break;
+		case OpKind::mremap: f.closing = f.moving = true; break;
+		case OpKind::munmap:
+		case OpKind::mprotect:
+		case OpKind::madvise:
+		case OpKind::exit: f.closing = true; break;
+		case OpKind::fork: f.forking = true; break;
+		default: break;
+		}
+	}
+	return m_.check_point_invariants(f).detail;
+}
+
+}  // namespace fl::interleave

@@ -5,6 +5,16 @@
 
 namespace fl::interleave {
 
+PointInvariants::PointInvariants(Machine &m, const Program &p) : m_(m)
+{
+	for (const Op &op : p.ops)
+		if (op.kind == OpKind::exit && op.proc >= 0) {
+			if (exits_.size() <= size_t(op.proc))
+				exits_.resize(size_t(op.proc) + 1);
+			exits_[size_t(op.proc)] = true;
+		}
+}
+
 void PointInvariants::leave(const Op &op)
 {
 	auto it = std::find(flight_.begin(), flight_.end(), &op);
@@ -17,6 +27,8 @@ std::string PointInvariants::check() const
 	InFlight f;
 	for (const Op *op : flight_) {
 		f.ops++;
+		if (op->proc >= 0 && size_t(op->proc) < exits_.size() && exits_[size_t(op->proc)])
+			f.closing = true;  // its last mmput may run exit_mmap
 		switch (op->kind) {
 		case OpKind::update: f.writers++; break;
 		case OpKind::mmap:

@@ -12,7 +12,9 @@
 //   after (or drops the count when it fails): up to one count per writer;
 // - close paths (munmap, mremap, mprotect and madvise splits, exit, a
 //   MAP_FIXED mmap over a mapping): a VMA is detached before ->close drops
-//   its count, a split VMA is ->open'ed before it is linked: any surplus;
+//   its count, a split VMA is ->open'ed before it is linked: any surplus.
+//   Any op of a process the Program exits counts as one: the last mmput,
+//   which runs exit_mmap, may be a sibling's at the end of its fault;
 // - fork: dup_mmap links the child's VMA before ->open counts it, and the
 //   machine counts the child's VMAs only once it has the child process:
 //   not checked.
@@ -42,7 +44,7 @@ namespace fl::interleave {
 // The ops inside the kernel now, one entry per task, and the check.
 class PointInvariants {
 public:
-	explicit PointInvariants(Machine &m) : m_(m) {}
+	PointInvariants(Machine &m, const Program &p);
 	void enter(const Op &op) { flight_.push_back(&op); }
 	void leave(const Op &op);
 	// "" or the violation text ("write_active: ...", "page_refcount: ...").
@@ -51,6 +53,7 @@ public:
 private:
 	Machine &m_;
 	std::vector<const Op *> flight_;
+	std::vector<bool> exits_;  // per process: the Program has an exit for it
 };
 
 }  // namespace fl::interleave

@@ -84,7 +84,7 @@ public:
 	Runner(const Program &p, const Config &cfg, std::vector<Group> groups, const ScheduleChecks &checks)
 		: p_(p), cfg_(cfg), groups_(std::move(groups)),
 		  g_(groups_.empty() ? Group{p.ops.size(), p.ops.size(), 0} : groups_.front()), checks_(checks),
-		  e_(p, cfg), ghost_(e_.machine()), points_(e_.machine())
+		  e_(p, cfg), ghost_(e_.machine()), points_(e_.machine(), p)
 	{
 	}
 

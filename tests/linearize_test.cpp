@@ -133,6 +133,59 @@ TEST(Linearize, BusyFreezeBesideAWriterIsAFailedFreeze)
 		  Invariant::not_linearizable);
 }
 
+// Two groups with a join between them: the second group's results are
+// checked from the state the first group's orders leave (no longer "not
+// checked: several groups"); a wrong result in the second group is
+// reported, a right one that needs a first-group order the run did not take
+// passes, the observed run passes.
+TEST(Linearize, SeveralGroupsAreCheckedAsOneHistory)
+{
+	Program p = parse("map value_size=8 max_entries=1\n"
+			  "update idx=0 val=1 thread=0\n"
+			  "update idx=0 val=3 thread=1\n"
+			  "join\n"
+			  "lookup idx=0 thread=0\n"
+			  "update idx=0 val=2 thread=1\n"
+			  "lookup idx=0\n");
+	std::string err;
+	const std::vector<interleave::Group> groups = interleave::find_groups(p, &err);
+	ASSERT_EQ(groups.size(), 2u) << err;
+	sched::DefaultStrategy d;
+	interleave::ScheduleOutcome o = interleave::run_schedule(p, kV2, d);
+	ASSERT_FALSE(o.finding()) << o.verdict();
+	EXPECT_EQ(o.linearize_note, "");
+	EXPECT_GE(o.linearize_replays, 1u);  // the check ran
+	ASSERT_EQ(o.trace.events.size(), p.ops.size());
+	const std::vector<size_t> completion{0, 1, 2, 3};
+	EXPECT_FALSE(interleave::check_linearizable(p, kV2, groups, o.trace, completion).violation);
+	// The default schedule: 1 then 3, so the second group's lookup saw 3.
+	ASSERT_EQ(o.trace.events[2].data.size(), 8u);
+	ASSERT_EQ(o.trace.events[2].data[0], 3);
+	auto saw = [&](uint8_t v) {
+		Trace t = o.trace;
+		t.events[2].data.assign(8, 0);
+		t.events[2].data[0] = v;
+		return interleave::check_linearizable(p, kV2, groups, t, completion);
+	};
+	// 7: no order of either group writes it.
+	interleave::LinearizeResult r = saw(7);
+	ASSERT_EQ(r.violation.what, Invariant::not_linearizable);
+	EXPECT_EQ(r.op, 2u);
+	EXPECT_NE(r.violation.detail.find("group 2:"), std::string::npos) << r.violation.detail;
+	EXPECT_NE(r.violation.detail.find("first difference: op 3 lookup"), std::string::npos) << r.violation.detail;
+	// 1: the first group in the other order (3 then 1); 2: the second
+	// group's update first. Both linearizable.
+	EXPECT_FALSE(saw(1).violation) << saw(1).violation.detail;
+	EXPECT_FALSE(saw(2).violation) << saw(2).violation.detail;
+
+	// The sequential op after the last group is compared too.
+	Trace after = o.trace;
+	after.events[4].data.assign(8, 0);
+	r = interleave::check_linearizable(p, kV2, groups, after, completion);
+	ASSERT_EQ(r.violation.what, Invariant::not_linearizable);
+	EXPECT_NE(r.violation.detail.find("(after the group)"), std::string::npos) << r.violation.detail;
+}
+
 TEST(Linearize, TooManyOrdersIsANoteNotAPass)
 {
 	Program p = parse(kGroup);

@@ -4,12 +4,14 @@
 # search over an explore Program written before the slip (not shaped for
 # it), on the first, unpreempted schedule, and the finding replays; the same
 # Program on the real port is quiet.
-#   race_plants_test.sh [EMULATOR...] FAULTLINE_CLI PLANT_DIR PROGRAM CLOSE_PROGRAM FREEZE_PROGRAM
+#   race_plants_test.sh [EMULATOR...] FAULTLINE_CLI PLANT_DIR PROGRAM CLOSE_PROGRAM FREEZE_PROGRAM FAULT_PROGRAM
+#                       VMA_PROGRAM
 set -u
 . "$(dirname "$0")/expect.sh"
 args=("$@")
-freeze_program=${args[-1]} close_program=${args[-2]} program=${args[-3]} plants=${args[-4]} cli=${args[-5]}
-run=("${args[@]:0:${#args[@]}-5}")  # qemu-i386 in the -m32 build, else nothing
+vma_program=${args[-1]} fault_program=${args[-2]}
+freeze_program=${args[-3]} close_program=${args[-4]} program=${args[-5]} plants=${args[-6]} cli=${args[-7]}
+run=("${args[@]:0:${#args[@]}-7}")  # qemu-i386 in the -m32 build, else nothing
 config=(--patch v2 --arch 64 --page 4k --door anon --spec mask --seconds 5)
 
 EXPECT_CMD=("${run[@]}" "$cli" interleave)
@@ -44,12 +46,41 @@ EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-mmap_inc_after_unlock")
 expect 1 "at schedule [0-9]+ .*violation freeze_iff.*frozen and a VM_MAYWRITE mapping of it is live" "${config[@]}" \
 	"$freeze_program"
 
+# The count invariants at every point (check/interleave/point_invariants.h):
+# a split that links the new VMA before ->open counts it (write_active), a
+# fault that hands the PTE its reference only after the PTL is dropped
+# (page_refcount). Both balance again before the op returns, so without the
+# point check the same search finds nothing.
+EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-split_link_before_open")
+expect 1 "at schedule 1 .*violation write_active.*2 VM_MAYWRITE VMAs live and 0 writers in flight" "${config[@]}" \
+	"$program"
+expect 0 "no finding" "${config[@]}" --no-point-invariants "$program"
+EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-fault_ref_after_unlock")
+expect 1 "at schedule 1 .*violation page_refcount.*finish_fault:spin_unlock.*refcount 1 mapcount 1" "${config[@]}" \
+	"$fault_program"
+expect 0 "no finding" "${config[@]}" --no-point-invariants "$fault_program"
+
+# vm_flags written by mprotect under mmap_lock without the VMA write lock:
+# the lockset checker reports it against a fault's read under the per-VMA
+# lock from the one run that holds both accesses, found by the bounded
+# search over a regression Program written before the slip; the same search
+# without the lockset checker finds nothing.
+EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-mprotect_no_vma_lock")
+expect 1 "violation data_race.*data race on vm_flags.*access_error:vm_flags.*\{vm_lock \(shared\)\}.*mprotect_fixup:vm_flags.*\{mmap_lock\}" \
+	--seconds 5 "$vma_program"
+expect 0 "no finding" --seconds 5 --no-lockset "$vma_program"
+EXPECT_CMD=("${run[@]}" "$cli" interleave)
+expect 0 "no finding" --seconds 5 "$vma_program"
+
 # The explorer re-runs every finding from its records and says so when the
 # verdict differs: every finding replays.
-for plant in finish_fault_no_ptl mmap_lock_recursive mmap_close_put mmap_inc_after_unlock; do
+for plant in finish_fault_no_ptl mmap_lock_recursive mmap_close_put mmap_inc_after_unlock split_link_before_open \
+	fault_ref_after_unlock mprotect_no_vma_lock; do
 	p=$program
 	[ $plant = mmap_close_put ] && p=$close_program
 	[ $plant = mmap_inc_after_unlock ] && p=$freeze_program
+	[ $plant = fault_ref_after_unlock ] && p=$fault_program
+	[ $plant = mprotect_no_vma_lock ] && p=$vma_program
 	if "${run[@]}" "$plants/interleave-plant-$plant" "${config[@]}" "$p" 2>&1 | grep -q "did not replay"; then
 		echo "FAIL: $plant's finding does not replay"; fails=$((fails + 1))
 	else

@@ -46,11 +46,13 @@ const Command kCommands[] = {
 	{"interleave", fl::cli::interleave_main,
 	 "interleave [FILTERS] [--strategy portfolio|default|bounded|pct|random] [--seed S] [--depth D]\n"
 	 "           [--deviations N] [--seconds T] [--schedules N] [--historic NAME] [--out DIR]\n"
-	 "           [--replay] [--check-expect] [--keep-going] [--quiet] [--no-lockset] FILE...\n"
+	 "           [--replay] [--check-expect] [--keep-going] [--quiet] [--no-lockset] [--no-linearize]\n"
+	 "           [--no-point-invariants] [--access-points] FILE...\n"
 	 "interleave --swarm [FILTERS] [--seconds T] [--seed S] [--historic NAME] [--out DIR]\n"
 	 "  explore (or replay) schedules of concurrent Programs (--swarm: of generated ones,\n"
 	 "  bounded search then PCT each, T seconds per configuration); exit 1 on a finding\n"
-	 "  (--no-lockset: without the lockset race checker, to measure its cost)\n"},
+	 "  (--no-lockset, --no-linearize, --no-point-invariants: without that checker, to measure its\n"
+	 "  cost; --access-points: a scheduling point at every declared shared access, replay with it too)\n"},
 	{"reach", fl::cli::reach_main,
 	 "reach [--binary] [--random N --seed S] [FILE|DIR...]\n"
 	 "  what Programs reach on the port: op kinds, geometry buckets, invariant checks (JSON)\n"},

@@ -227,25 +227,38 @@ int swarm_main(const Options &o, const Values &v)
 	return rc == 3 ? 1 : rc;
 }
 
+// The checkers a run keeps (ScheduleChecks): every one on unless switched
+// off; access points (a scheduling point at each declared shared access)
+// only when asked, and a finding made with them replays only with them.
+interleave::ScheduleChecks checks_of(const Options &o)
+{
+	interleave::ScheduleChecks c;
+	c.lockset = !o.has("--no-lockset");
+	c.linearize = !o.has("--no-linearize");
+	c.point_invariants = !o.has("--no-point-invariants");
+	c.access_points = o.has("--access-points");
+	return c;
+}
+
 }  // namespace
 
 int interleave_main(const std::vector<std::string> &args)
 {
 	Values v;
 	Options o = parse_options(take_values(args, &v),
-				  {"--replay", "--check-expect", "--quiet", "--keep-going", "--no-lockset", "--swarm"});
+				  {"--replay", "--check-expect", "--quiet", "--keep-going", "--no-lockset", "--no-linearize",
+				   "--no-point-invariants", "--access-points", "--swarm"});
+	v.explore.checks = checks_of(o);
 	if (o.has("--swarm")) {
 		if (!o.files.empty() || o.has("--replay") || o.has("--check-expect"))
 			throw UsageError("interleave --swarm takes no Program files and no --replay");
 		v.explore.stop_at_first = !o.has("--keep-going");
-		v.explore.checks.lockset = !o.has("--no-lockset");
 		std::printf("fibers: %s; seed %llu\n", sched::fiber_backend(), (unsigned long long)v.explore.seed);
 		return swarm_main(o, v);
 	}
 	if (o.files.empty())
 		throw UsageError("interleave: no Program files");
 	v.explore.stop_at_first = !o.has("--keep-going");
-	v.explore.checks.lockset = !o.has("--no-lockset");
 	const bool replay = o.has("--replay") || o.has("--check-expect");
 	if (!replay && !o.has("--quiet"))
 		std::printf("fibers: %s; seed %llu\n", sched::fiber_backend(), (unsigned long long)v.explore.seed);

@@ -50,8 +50,9 @@ uint64_t count_orders(const std::vector<std::vector<size_t>> &threads, uint64_t 
 
 OrderResult search_orders(const OrderSearch &, const OrderReplay &);
 
-// The linearizability checks run after every interleaved run unless
-// FL_LINEARIZE=0 is in the environment (to measure what they cost).
+// The buddy runner's linearizability check runs after every interleaved run
+// unless FL_LINEARIZE=0 is in the environment (to measure what it costs);
+// the array map's is switched per run (interleave::ScheduleChecks::linearize).
 bool linearize_enabled();
 
 }  // namespace fl

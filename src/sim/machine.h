@@ -73,6 +73,18 @@ struct SmapsEntry : VmaEntry {
 	std::string vm_flags;  // smaps "VmFlags:" mnemonics, e.g. "rd wr sh mr mw me ms mm dd"
 };
 
+// The ops inside the kernel at a scheduling point, as the interleaving
+// runner counts them (check/interleave/point_invariants.h): what may leave
+// the counts the point invariants compare unbalanced for a moment.
+struct InFlight {
+	int ops = 0;           // tasks inside an op
+	int writers = 0;       // map_update_elem, and mmap without MAP_FIXED: one write-active count each, not yet a VMA
+	bool closing = false;  // munmap, mremap, mprotect, madvise, exit, MAP_FIXED mmap: VMAs detached before ->close,
+	                       // split VMAs ->open'ed before they are linked
+	bool forking = false;  // fork: the child's VMAs linked before ->open, counted once the child process is
+	bool moving = false;   // mremap: PTEs off the old range before they are set in the new one
+};
+
 class Machine {
 public:
 	virtual ~Machine() = default;
@@ -135,6 +147,11 @@ public:
 	// writer" (a successful freeze excludes every such VMA, and none can be
 	// made after it).
 	virtual bool map_maywrite_mapped() const = 0;
+
+	// The invariants that hold at every scheduling point, not only when no
+	// task is in the kernel (point_invariants.h has the windows where each
+	// legitimately does not hold and what the caller reports in flight).
+	virtual Violation check_point_invariants(const InFlight &) = 0;
 
 	// Test hooks.
 	// Write through the kernel's view (as a BPF program would), bypassing

@@ -2,6 +2,7 @@
 #include "check/interleave/linearize.h"
 
 #include <cerrno>
+#include <map>
 
 #include "base/order_search.h"
 #include "check/execution.h"
@@ -11,69 +12,125 @@ namespace fl::interleave {
 
 namespace {
 
-// The sequential specification: the Program with the group's ops in a
+// The sequential specification: the Program with each group's ops in a
 // candidate order, run op by op on a fresh machine and compared with the
-// observed trace as it goes.
+// observed trace as it goes. With several groups the orders are chosen a
+// group at a time: group k's candidates replay from the state the chosen
+// orders of groups 0..k-1 and the sequential ops between them left, and an
+// order of group k that matches its own results stands only if some order
+// of group k+1 then matches too (a nested search; a whole-history order is
+// one order per group, since every op of a group returned before the
+// barrier that follows it).
 class Spec {
 public:
-	Spec(const Program &p, const Config &cfg, const Group &g, const Trace &seen)
-		: p_(p), cfg_(cfg), g_(g), seen_(seen), q_(p)
+	Spec(const Program &p, const Config &cfg, const std::vector<Group> &groups, const Trace &seen,
+	     const std::vector<size_t> &completion, uint64_t cap)
+		: p_(p), cfg_(cfg), groups_(groups), seen_(seen), completion_(completion), cap_(cap), q_(p)
 	{
 		q_.schedule.clear();
 		q_.expects.clear();
-		for (size_t i = g.begin; i < g.end; i++)
-			relaxed_.push_back(busy_freeze(i));
+		relaxed_.resize(p.ops.size());
+		for (const Group &g : groups)
+			for (size_t i = g.begin; i < g.end; i++)
+				relaxed_[i] = busy_freeze(g, i);
 	}
 
-	size_t replay(const std::vector<size_t> &order)
+	// The search over group k's orders, each checked against what follows.
+	OrderResult search(size_t k)
 	{
-		const size_t n = order.size();
-		for (size_t k = 0; k < n; k++) {
-			q_.ops[g_.begin + k] = p_.ops[g_.begin + order[k]];
-			q_.ops[g_.begin + k].thread = -1;
-		}
-		Execution e(q_, cfg_);
-		for (size_t i = 0; i < g_.begin; i++)
-			e.run_op(i);
-		for (size_t k = 0; k < n; k++) {
-			if (relaxed_[order[k]])
-				continue;  // a failed freeze: no effect at any point
-			Event ev = e.run_op(g_.begin + k);
-			if (!(ev == seen_.events[g_.begin + order[k]]))
-				return differs(order, k, g_.begin + order[k], std::move(ev));
-		}
-		for (size_t i = g_.end; i < p_.ops.size(); i++) {
-			Event ev = e.run_op(i);
-			if (!(ev == seen_.events[i]))
-				return differs(order, n, i, std::move(ev));
-		}
-		return kMatch;
+		const Group &g = groups_[k];
+		OrderSearch search;
+		search.cap = cap_ > replays_ ? cap_ - replays_ : 0;
+		search.threads.resize(size_t(g.threads));
+		for (size_t i = g.begin; i < g.end; i++)
+			search.threads[size_t(p_.ops[i].thread)].push_back(i - g.begin);
+		search.rank.assign(g.end - g.begin, g.end - g.begin);
+		size_t done = 0;
+		for (size_t i : completion_)
+			if (i >= g.begin && i < g.end)
+				search.rank[i - g.begin] = done++;
+		const OrderResult r =
+			search_orders(search, [&](const std::vector<size_t> &order) { return replay(k, order); });
+		if (r.kind == OrderResult::too_many)
+			undecided_ = true;
+		return r;
 	}
 
 	// The history and the closest order tried, for the report.
 	std::string history(const OrderResult &r) const
 	{
-		std::string s = "no sequential order of the group's " + std::to_string(g_.end - g_.begin) +
-				" ops gives the observed results (" + std::to_string(r.orders) + " orders, " +
-				std::to_string(r.replays) + " replayed after pruning); observed:";
-		for (int t = 0; t < g_.threads; t++)
-			for (size_t i = g_.begin; i < g_.end; i++)
-				if (p_.ops[i].thread == t)
-					s += "\n    T" + std::to_string(t) + ": op " + std::to_string(i + 1) + " " +
-					     format_event(p_, p_.ops[i], seen_.events[i]);
+		size_t n = 0;
+		for (const Group &g : groups_)
+			n += g.end - g.begin;
+		std::string s = "no sequential order of the " +
+				(groups_.size() > 1 ? std::to_string(groups_.size()) + " groups' " : std::string("group's ")) +
+				std::to_string(n) + " ops gives the observed results (" + std::to_string(r.orders) +
+				" orders of the first group, " + std::to_string(replays_) +
+				" replayed after pruning); observed:";
+		for (size_t k = 0; k < groups_.size(); k++) {
+			const Group &g = groups_[k];
+			if (groups_.size() > 1)
+				s += "\n  group " + std::to_string(k + 1) + ":";
+			for (int t = 0; t < g.threads; t++)
+				for (size_t i = g.begin; i < g.end; i++)
+					if (p_.ops[i].thread == t)
+						s += "\n    T" + std::to_string(t) + ": op " + std::to_string(i + 1) + " " +
+						     format_event(p_, p_.ops[i], seen_.events[i]);
+		}
 		s += "\n  closest order:";
-		for (size_t id : closest_order_)
-			s += " op " + std::to_string(g_.begin + id + 1) + " (T" +
-			     std::to_string(p_.ops[g_.begin + id].thread) + ")";
+		for (size_t i : closest_order_)
+			s += " op " + std::to_string(i + 1) + " (T" + std::to_string(p_.ops[i].thread) + ")";
 		const Op &op = p_.ops[closest_op_];
-		s += std::string("\n  first difference") + (closest_pos_ == closest_order_.size() ? " (after the group)" : "") +
-		     ": op " + std::to_string(closest_op_ + 1) + " " + format_op(p_, op) + ": sequentially -> " +
+		s += std::string("\n  first difference") + (closest_after_ ? " (after the group)" : "") + ": op " +
+		     std::to_string(closest_op_ + 1) + " " + format_op(p_, op) + ": sequentially -> " +
 		     format_result(op, closest_event_) + ", observed -> " + format_result(op, seen_.events[closest_op_]);
 		return s;
 	}
 	size_t closest_op() const { return closest_op_; }
+	uint64_t replays() const { return replays_; }
+	bool undecided() const { return undecided_; }
 
 private:
+	// Group k's ops in `order` (the earlier groups' slots of q_ hold their
+	// chosen orders), replayed from op 0: the position in `order` of the
+	// first op whose result differs, order.size() when only what follows
+	// the group does, or kMatch.
+	size_t replay(size_t k, const std::vector<size_t> &order)
+	{
+		const Group &g = groups_[k];
+		const size_t n = order.size();
+		for (size_t j = 0; j < n; j++) {
+			q_.ops[g.begin + j] = p_.ops[g.begin + order[j]];
+			q_.ops[g.begin + j].thread = -1;
+			slot_[g.begin + j] = g.begin + order[j];
+		}
+		replays_++;
+		Execution e(q_, cfg_);
+		// Everything before the group is the chosen past: deterministic,
+		// already compared.
+		for (size_t i = 0; i < g.begin; i++)
+			e.run_op(i);
+		for (size_t j = 0; j < n; j++) {
+			const size_t orig = g.begin + order[j];
+			if (relaxed_[orig])
+				continue;  // a failed freeze: no effect at any point
+			Event ev = e.run_op(g.begin + j);
+			if (!(ev == seen_.events[orig]))
+				return differs(k, j, orig, false, std::move(ev));
+		}
+		const size_t next = k + 1 < groups_.size() ? groups_[k + 1].begin : p_.ops.size();
+		for (size_t i = g.end; i < next; i++) {
+			Event ev = e.run_op(i);
+			if (!(ev == seen_.events[i]))
+				return differs(k, n, i, true, std::move(ev));
+		}
+		if (k + 1 == groups_.size())
+			return kMatch;
+		// The next group from here (a fresh search: its replays rebuild
+		// this prefix from q_).
+		return search(k + 1).kind == OrderResult::linearizable ? kMatch : n;
+	}
+
 	// map_freeze returns -EBUSY while a writer is in flight, which no
 	// sequential order shows: map_update_elem is write-active for its
 	// whole call (since "bpf: Fix toctou on read-only map's constant
@@ -88,12 +145,12 @@ private:
 	// freezes gets -EBUSY from the frozen re-check under the mutex, where
 	// every sequential order gives it -EPERM (found by the swarm on the
 	// fixed kernel: a parent and its forked child both freezing).
-	bool busy_freeze(size_t i) const
+	bool busy_freeze(const Group &g, size_t i) const
 	{
 		const Op &op = p_.ops[i];
 		if (op.kind != OpKind::freeze || seen_.events[i].ret != -EBUSY)
 			return false;
-		for (size_t j = g_.begin; j < g_.end; j++)
+		for (size_t j = g.begin; j < g.end; j++)
 			if (p_.ops[j].thread != op.thread &&
 			    (p_.ops[j].kind == OpKind::update || p_.ops[j].kind == OpKind::mmap ||
 			     p_.ops[j].kind == OpKind::freeze))
@@ -101,12 +158,19 @@ private:
 		return false;
 	}
 
-	size_t differs(const std::vector<size_t> &order, size_t pos, size_t op, Event got)
+	// The closest candidate: the one whose first difference comes latest
+	// in the program (a later group, a later position).
+	size_t differs(size_t k, size_t pos, size_t op, bool after, Event got)
 	{
-		if (closest_order_.empty() || pos > closest_pos_) {
-			closest_order_ = order;
-			closest_pos_ = pos;
+		const size_t at = after ? op + 1 : groups_[k].begin + pos;  // program position, after > in group
+		if (closest_order_.empty() || at > closest_at_) {
+			closest_order_.clear();
+			for (size_t j = 0; j <= k; j++)
+				for (size_t i = groups_[j].begin; i < groups_[j].end; i++)
+					closest_order_.push_back(slot_.count(i) ? slot_.at(i) : i);
+			closest_at_ = at;
 			closest_op_ = op;
+			closest_after_ = after;
 			closest_event_ = std::move(got);
 		}
 		return pos;
@@ -114,47 +178,50 @@ private:
 
 	const Program &p_;
 	Config cfg_;
-	Group g_;
+	const std::vector<Group> &groups_;
 	const Trace &seen_;
+	const std::vector<size_t> &completion_;
+	uint64_t cap_;
 	Program q_;
-	std::vector<bool> relaxed_;  // per group op: a busy freeze (busy_freeze)
+	std::map<size_t, size_t> slot_;  // q_'s op index -> the program op it holds now
+	std::vector<bool> relaxed_;      // per program op: a busy freeze (busy_freeze)
 	std::vector<size_t> closest_order_;
-	size_t closest_pos_ = 0, closest_op_ = 0;
+	size_t closest_at_ = 0, closest_op_ = 0;
+	bool closest_after_ = false;
 	Event closest_event_;
+	uint64_t replays_ = 0;
+	bool undecided_ = false;
 };
 
 }  // namespace
 
+LinearizeResult check_linearizable(const Program &p, const Config &cfg, const std::vector<Group> &groups,
+				   const Trace &trace, const std::vector<size_t> &completion, uint64_t cap)
+{
+	LinearizeResult out;
+	if (groups.empty() || trace.events.size() != p.ops.size())
+		return out;  // no group, or the run stopped early (another finding)
+	Spec spec(p, cfg, groups, trace, completion, cap);
+	const OrderResult r = spec.search(0);
+	out.replays = spec.replays();
+	if (r.kind == OrderResult::linearizable)
+		return out;
+	if (r.kind == OrderResult::too_many || spec.undecided()) {
+		out.note = "linearizability not checked: too many orders (" + std::to_string(r.orders) + " in the first group, " +
+			   std::to_string(cap) + " replayed without a decision)";
+		return out;
+	}
+	out.violation = Violation{Invariant::not_linearizable, spec.history(r)};
+	out.op = spec.closest_op();
+	return out;
+}
+
 LinearizeResult check_linearizable(const Program &p, const Config &cfg, const Group &g, const Trace &trace,
 				   const std::vector<size_t> &completion, uint64_t cap)
 {
-	LinearizeResult out;
-	if (g.empty() || trace.events.size() != p.ops.size())
-		return out;  // no group, or the run stopped early (another finding)
-	OrderSearch search;
-	search.cap = cap;
-	search.threads.resize(size_t(g.threads));
-	for (size_t i = g.begin; i < g.end; i++)
-		search.threads[size_t(p.ops[i].thread)].push_back(i - g.begin);
-	search.rank.assign(g.end - g.begin, g.end - g.begin);
-	for (size_t k = 0; k < completion.size(); k++)
-		search.rank[completion[k] - g.begin] = k;
-	Spec spec(p, cfg, g, trace);
-	const OrderResult r = search_orders(search, [&](const std::vector<size_t> &order) { return spec.replay(order); });
-	out.replays = r.replays;
-	switch (r.kind) {
-	case OrderResult::linearizable:
-		break;
-	case OrderResult::too_many:
-		out.note = "linearizability not checked: too many orders (" + std::to_string(r.orders) + ", " +
-			   std::to_string(cap) + " replayed without a decision)";
-		break;
-	case OrderResult::not_linearizable:
-		out.violation = Violation{Invariant::not_linearizable, spec.history(r)};
-		out.op = spec.closest_op();
-		break;
-	}
-	return out;
+	if (g.empty())
+		return {};
+	return check_linearizable(p, cfg, std::vector<Group>{g}, trace, completion, cap);
 }
 
 }  // namespace fl::interleave

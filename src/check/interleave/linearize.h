@@ -9,7 +9,10 @@
 // scheduler (docs/interleavings.md, "Linearizability").
 //
 // Every op of a group overlaps every other (there is no real time), so any
-// per-thread-consistent order is a candidate. Traces name no addresses
+// per-thread-consistent order is a candidate. With several groups (a "join"
+// or a sequential op between them) the whole history is checked: one order
+// per group, each group's replayed from the state the chosen orders before
+// it left, with the ops between groups compared too. Traces name no addresses
 // (mappings are labels), so where mmap put a mapping never differs.
 #pragma once
 
@@ -30,8 +33,12 @@ struct LinearizeResult {
 
 inline constexpr uint64_t kLinearizeCap = 5000;
 
-// `trace`: the run's complete trace; `completion`: the group's ops (as
-// program op indices) in the order they returned.
+// `trace`: the run's complete trace; `completion`: the groups' ops (as
+// program op indices) in the order they returned. `cap` bounds the replays
+// over all groups.
+LinearizeResult check_linearizable(const Program &, const Config &, const std::vector<Group> &, const Trace &trace,
+				   const std::vector<size_t> &completion, uint64_t cap = kLinearizeCap);
+// One group.
 LinearizeResult check_linearizable(const Program &, const Config &, const Group &, const Trace &trace,
 				   const std::vector<size_t> &completion, uint64_t cap = kLinearizeCap);
 

@@ -4,6 +4,7 @@
 #include "check/execution.h"
 #include "base/order_search.h"
 #include "check/interleave/linearize.h"
+#include "check/interleave/point_invariants.h"
 #include "base/sched/strategy.h"
 
 namespace fl::interleave {
@@ -69,6 +70,10 @@ Invariant invariant_of(sched::Outcome o, const std::string &report)
 			return Invariant::data_race;
 		if (report.find("freeze_iff:") != std::string::npos)
 			return Invariant::freeze_iff;
+		if (report.find("write_active:") != std::string::npos)
+			return Invariant::write_active;
+		if (report.find("page_refcount:") != std::string::npos)
+			return Invariant::page_refcount;
 		return Invariant::frozen_stable;
 	default: return Invariant::none;
 	}
@@ -79,7 +84,7 @@ public:
 	Runner(const Program &p, const Config &cfg, std::vector<Group> groups, const ScheduleChecks &checks)
 		: p_(p), cfg_(cfg), groups_(std::move(groups)),
 		  g_(groups_.empty() ? Group{p.ops.size(), p.ops.size(), 0} : groups_.front()), checks_(checks),
-		  e_(p, cfg), ghost_(e_.machine())
+		  e_(p, cfg), ghost_(e_.machine()), points_(e_.machine(), p)
 	{
 	}
 
@@ -87,7 +92,12 @@ public:
 	{
 		sched::DefaultStrategy seq;
 		sched::Scheduler s(seq);
-		s.on_point = [this] { return ghost_.check(); };
+		s.on_point = [this] {
+			std::string v = ghost_.check();
+			if (v.empty() && checks_.point_invariants)
+				v = points_.check();
+			return v;
+		};
 		s.lockset = checks_.lockset;
 		s.access_points = checks_.access_points;
 		ScheduleOutcome out;
@@ -108,14 +118,8 @@ public:
 			out.violation = e_.violation();
 			out.violation_op = e_.violation_op();
 		}
-		// The check replays a group's orders after a sequential prefix: a
-		// second group's prefix holds an interleaved group, so it runs only
-		// for one group.
-		if (groups_.size() > 1)
-			out.linearize_note = "not checked: several groups";
-		else if (!out.violation && !g_.empty() && out.sched.outcome == sched::Outcome::done &&
-			 linearize_enabled()) {
-			LinearizeResult l = check_linearizable(p_, cfg_, g_, out.trace, completion_);
+		if (!out.violation && !g_.empty() && out.sched.outcome == sched::Outcome::done && checks_.linearize) {
+			LinearizeResult l = check_linearizable(p_, cfg_, groups_, out.trace, completion_);
 			note(out, std::move(l.violation), l.op);
 			out.linearize_note = std::move(l.note);
 			out.linearize_replays = l.replays;
@@ -149,7 +153,9 @@ private:
 		s.spawn([&] {
 			for (size_t i = from; i < to; i++) {
 				failed_at = i;
+				points_.enter(p_.ops[i]);
 				e_.step();
+				points_.leave(p_.ops[i]);
 				s.user_return(to_string(p_.ops[i].kind));
 				if (e_.violation() || s.outcome_so_far() != sched::Outcome::done)
 					return;
@@ -198,7 +204,9 @@ private:
 							continue;
 						s.point(syscall_label(op.kind));
 						busy[size_t(t)] = true;
+						points_.enter(op);
 						events[i - base] = e_.run_op(i);
+						points_.leave(op);
 						s.user_return(to_string(op.kind));
 						ran[i - base] = true;
 						completion_.push_back(i);
@@ -232,7 +240,9 @@ private:
 					s.join_all();  // the barrier: the group happened before what follows
 					record_ran(groups_[gi]);
 					for (size_t i = groups_[gi].end; i < groups_[gi + 1].begin; i++) {
+						points_.enter(p_.ops[i]);
 						e_.step();
+						points_.leave(p_.ops[i]);
 						s.user_return(to_string(p_.ops[i].kind));
 						if (e_.violation()) {
 							s.violation(to_string(e_.violation().what) + std::string(": ") +
@@ -265,8 +275,9 @@ private:
 	Group g_;  // the first group (empty: none)
 	ScheduleChecks checks_;
 	Execution e_;
-	std::vector<size_t> completion_;  // the group's ops in the order they returned
+	std::vector<size_t> completion_;  // the groups' ops in the order they returned
 	FrozenBytes ghost_;
+	PointInvariants points_;
 };
 
 }  // namespace

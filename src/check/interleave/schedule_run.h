@@ -4,8 +4,10 @@
 // first group to the last: each thread one task (interleaved by the
 // strategy), with the ops between groups run at the barriers by one more
 // task while no thread runs; the ops after the last group as one task.
-// Checked at every scheduling point (ghost invariants, lockdep), and with the
-// machine's invariants whenever no task is inside the kernel.
+// Checked at every scheduling point (ghost invariants, the count invariants
+// with the ops in flight accounted: point_invariants.h, lockdep, the
+// lockset), with the machine's invariants whenever no task is inside the
+// kernel, and after the run for linearizability over every group.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +52,8 @@ struct ScheduleOutcome {
 struct ScheduleChecks {
 	bool lockset = true;         // Scheduler::lockset
 	bool access_points = false;  // Scheduler::access_points
+	bool linearize = true;       // the linearizability check (linearize.h)
+	bool point_invariants = true;  // write-active and page counts at every point (point_invariants.h)
 };
 
 ScheduleOutcome run_schedule(const Program &, const Config &, sched::Strategy &group_strategy,

@@ -157,6 +157,25 @@ using ::fl::sched::Label;
 #endif
 #define FL_SHARED_ACCESS(loc, cls, kind, site) FL_SHARED_ACCESS_AT(loc, cls, kind, FL_SCHED_LABEL(site))
 
+/* The VMA tree (mm->mm_mt; the port's mm->mmap), one location per mm:
+ * changed by vma_link/vma_unlink under mmap_lock held for write; walked by
+ * find_vma under mmap_lock. lock_vma_under_rcu walks it under RCU alone: a
+ * declared lockless walk (mas_walk's rcu_dereference), since the VMA it
+ * finds is read-locked and re-checked before use. */
+inline const ::fl::sched::SharedClass kVmaTree{
+	"vma tree", "changed under mmap_lock held for write; walked under mmap_lock, or under RCU by lock_vma_under_rcu"};
+/* A linked VMA's fields (vma_start_write's comment in include/linux/mm.h):
+ * vm_flags changed by vm_flags_set/clear/reset, vm_start/vm_end/vm_pgoff by
+ * a split or an expand (vma_prepare), each under mmap_lock held for write
+ * with the VMA write-locked; read under mmap_lock or the VMA's read lock
+ * (a per-VMA-lock fault). A VMA not yet linked is its creator's alone and
+ * its fields are not declared. */
+inline const ::fl::sched::SharedClass kVmFlags{
+	"vm_flags", "changed under mmap_lock held for write with the VMA write-locked; read under mmap_lock or the VMA read lock"};
+inline const ::fl::sched::SharedClass kVmExtent{
+	"vm_start/vm_end/vm_pgoff",
+	"changed under mmap_lock held for write with the VMA write-locked; read under mmap_lock or the VMA read lock"};
+
 /* The PTE of (mm, addr): the page-table lock (pte_offset_map_lock). */
 inline const ::fl::sched::SharedClass kPteShared{"pte", "written and read under the page-table lock"};
 /* One PTE slot's identity: a hash of the mm and the page index (a key, never

@@ -228,9 +228,25 @@ inline ulong vma_pages(const vm_area_struct *vma) { return (vma->vm_end - vma->v
 inline bool vma_is_anonymous(const vm_area_struct *vma) { return !vma->vm_ops; }
 inline bool vma_is_accessible(const vm_area_struct *vma) { return vma->vm_flags & VM_ACCESS_FLAGS; }
 // include/linux/mm.h (6.3+): vm_flags_set/clear/reset take the per-VMA write lock.
-inline void vm_flags_set(vm_area_struct *vma, vm_flags_t flags) { vma_start_write(vma); vma->vm_flags |= flags; }
-inline void vm_flags_clear(vm_area_struct *vma, vm_flags_t flags) { vma_start_write(vma); vma->vm_flags &= ~flags; }
-inline void vm_flags_reset(vm_area_struct *vma, vm_flags_t flags) { vma_start_write(vma); vma->vm_flags = flags; }
+// Each write is declared to the lockset checker (locking.h kVmFlags).
+#define vm_flags_set(vma, flags)                                                     \
+	do {                                                                         \
+		vma_start_write(vma);                                                \
+		FL_SHARED_ACCESS(&(vma)->vm_flags, kVmFlags, write, "vm_flags");     \
+		(vma)->vm_flags |= (flags);                                          \
+	} while (0)
+#define vm_flags_clear(vma, flags)                                                   \
+	do {                                                                         \
+		vma_start_write(vma);                                                \
+		FL_SHARED_ACCESS(&(vma)->vm_flags, kVmFlags, write, "vm_flags");     \
+		(vma)->vm_flags &= ~(vm_flags_t)(flags);                             \
+	} while (0)
+#define vm_flags_reset(vma, flags)                                                   \
+	do {                                                                         \
+		vma_start_write(vma);                                                \
+		FL_SHARED_ACCESS(&(vma)->vm_flags, kVmFlags, write, "vm_flags");     \
+		(vma)->vm_flags = (flags);                                           \
+	} while (0)
 
 // include/linux/pagemap.h: linear_page_index (non-hugetlb).
 inline pgoff_t linear_page_index(const vm_area_struct *vma, ulong address)

@@ -17,6 +17,7 @@ int dup_mmap(mm_struct *mm, mm_struct *oldmm)
 	mmap_write_lock_nested(mm);
 	mm->mmap_base = oldmm->mmap_base;
 	mm->task_size = oldmm->task_size;
+	FL_SHARED_ACCESS(&oldmm->mmap, kVmaTree, read, "mm_mt");  /* for_each_vma(vmi, mpnt) */
 	for (vm_area_struct *mpnt : std::vector<vm_area_struct *>(oldmm->mmap)) {
 		vm_area_struct *tmp;
 

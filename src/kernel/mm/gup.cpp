@@ -25,8 +25,11 @@ static bool follow_page_mask(mm_struct *mm, ulong address)
 // mm/gup.c: check_vma_flags
 static int check_vma_flags(vm_area_struct *vma, unsigned int gup_flags)
 {
-	vm_flags_t vm_flags = vma->vm_flags;
+	vm_flags_t vm_flags;
 	int write = (gup_flags & FOLL_WRITE);
+
+	FL_SHARED_ACCESS(&vma->vm_flags, kVmFlags, read, "vm_flags");
+	vm_flags = vma->vm_flags;
 
 	if (vm_flags & (VM_IO | VM_PFNMAP))
 		return -EFAULT;

@@ -116,6 +116,24 @@ static vm_fault_t finish_fault(vm_fault *vmf)
 	}
 	set_pte_at(vma->vm_mm, vmf->address, pg);
 	return 0;
+#elif defined(FL_PLANT_FAULT_REF_AFTER_UNLOCK)
+	/* planted slip (test-only build, FL_SCHED_PLANTS): the reference the
+	 * PTE will own dropped before the lock and taken again after it, so
+	 * the page is mapped with one reference too few until the unlock's
+	 * point has passed; the counts balance again when the fault returns */
+	put_page(pg);
+	kg->stats->ptl_locks++;
+	spin_lock(pte_lockptr(vma->vm_mm));
+	if (vmf_pte_changed(vmf)) {
+		kg->stats->lost_races++;
+		spin_unlock(pte_lockptr(vma->vm_mm));
+		get_page(pg);
+		return VM_FAULT_NOPAGE;
+	}
+	set_pte_at(vma->vm_mm, vmf->address, pg);
+	spin_unlock(pte_lockptr(vma->vm_mm));
+	get_page(pg);
+	return 0;
 #else
 	kg->stats->ptl_locks++;  /* pte_offset_map_lock() */
 	spin_lock(pte_lockptr(vma->vm_mm));
@@ -314,6 +332,7 @@ vm_fault_t handle_mm_fault(vm_area_struct *vma, ulong address, unsigned int flag
 	vmf.vma = vma;
 	vmf.address = address & PAGE_MASK;
 	vmf.flags = flags;
+	FL_SHARED_ACCESS(&vma->vm_start, kVmExtent, read, "vm_pgoff");
 	vmf.pgoff = linear_page_index(vma, address);
 	kg->stats->faults++;
 

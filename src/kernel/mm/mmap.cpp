@@ -17,6 +17,7 @@ namespace fl::FL_ARCH_NS {
 // mm/mmap.c: find_vma - the first VMA with vm_end > addr
 vm_area_struct *find_vma(mm_struct *mm, ulong addr)
 {
+	FL_SHARED_ACCESS(&mm->mmap, kVmaTree, read, "mm_mt");
 	for (vm_area_struct *vma : mm->mmap)
 		if (vma->vm_end > addr)
 			return vma;
@@ -376,6 +377,7 @@ int __vm_munmap(ulong start, size_t len)
 void exit_mmap(mm_struct *mm)
 {
 	mmap_write_lock(mm);  /* exit_mmap takes it for read, then for write */
+	FL_SHARED_ACCESS(&mm->mmap, kVmaTree, read, "mm_mt");
 	std::vector<vm_area_struct *> vmas = mm->mmap;
 
 	for (vm_area_struct *vma : vmas)

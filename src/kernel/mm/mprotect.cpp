@@ -49,7 +49,16 @@ static int mprotect_fixup(vm_area_struct *vma, vm_area_struct **pprev, ulong sta
 	 * vm_flags and vm_page_prot are protected by the mmap_lock
 	 * held in write mode.
 	 */
+#if defined(FL_PLANT_MPROTECT_NO_VMA_LOCK)
+	/* planted slip (test-only build, FL_SCHED_PLANTS): vm_flags written
+	 * under mmap_lock alone, without vma_start_write, so a fault under the
+	 * per-VMA lock reads them concurrently; no scheduling point lies
+	 * between the write and a reader's use: only the lockset sees it */
+	FL_SHARED_ACCESS(&vma->vm_flags, kVmFlags, write, "vm_flags");
+	vma->vm_flags = newflags;
+#else
 	vm_flags_reset(vma, newflags);
+#endif
 	/* change_protection(): PTE rights follow the VMA in this model */
 	return 0;
 }

@@ -328,6 +328,8 @@ ulong sys_mremap(ulong addr, ulong old_len, ulong new_len, ulong flags, ulong ne
 		/* can we just expand the current mapping? (vma_merge_extend;
 		 * merging with a neighbour is not modelled) */
 		if (vma_expandable(vma, new_len - old_len)) {
+			vma_start_write(vma);  /* vma_expand -> vma_prepare */
+			FL_SHARED_ACCESS(&vma->vm_start, kVmExtent, write, "vm_end");
 			vma->vm_end = addr + new_len;
 			ret = addr;
 			goto out;

@@ -49,6 +49,7 @@ void kasan_report(const char *what, const char *where)
 void vma_link(mm_struct *mm, vm_area_struct *vma)
 {
 	vma_start_write(vma);
+	FL_SHARED_ACCESS(&mm->mmap, kVmaTree, write, "mm_mt");
 	auto pos = std::lower_bound(mm->mmap.begin(), mm->mmap.end(), vma,
 				    [](auto *a, auto *b) { return a->vm_start < b->vm_start; });
 	mm->mmap.insert(pos, vma);
@@ -58,6 +59,7 @@ void vma_link(mm_struct *mm, vm_area_struct *vma)
 void vma_unlink(mm_struct *mm, vm_area_struct *vma)
 {
 	vma_start_write(vma);  /* vma_mark_detached: no reader may hold it */
+	FL_SHARED_ACCESS(&mm->mmap, kVmaTree, write, "mm_mt");
 	mm->mmap.erase(std::find(mm->mmap.begin(), mm->mmap.end(), vma));
 	mm->map_count--;
 }
@@ -94,9 +96,12 @@ int __split_vma(vm_area_struct *vma, ulong addr, int new_below)
 	if (n->vm_file)
 		get_file(n->vm_file);
 
+#if !defined(FL_PLANT_SPLIT_LINK_BEFORE_OPEN)
 	if (n->vm_ops && n->vm_ops->open)
 		n->vm_ops->open(n);
+#endif
 
+	FL_SHARED_ACCESS(&vma->vm_start, kVmExtent, write, "vm_start");  /* the linked half */
 	if (new_below) {
 		vma->vm_start = addr;
 		vma->vm_pgoff += (addr - n->vm_start) >> PAGE_SHIFT;
@@ -106,6 +111,13 @@ int __split_vma(vm_area_struct *vma, ulong addr, int new_below)
 
 	/* vma_complete stores the new vma */
 	vma_link(vma->vm_mm, n);
+#if defined(FL_PLANT_SPLIT_LINK_BEFORE_OPEN)
+	/* planted slip (test-only build, FL_SCHED_PLANTS): the new VMA linked
+	 * before ->open counts it, so a VM_MAYWRITE mapping is live and not
+	 * write-active until the open; balanced again when the split returns */
+	if (n->vm_ops && n->vm_ops->open)
+		n->vm_ops->open(n);
+#endif
 	return 0;
 }
 

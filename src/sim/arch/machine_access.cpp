@@ -9,6 +9,15 @@
 
 namespace fl::FL_ARCH_NS {
 
+// The VMA the "hardware" (and /proc's view, smaps) sees at addr: the
+// harness's lookup, not the kernel's, so not declared to the lockset checker
+// (the port's find_vma is: locking.h kVmaTree).
+static vm_area_struct *hw_vma_lookup(mm_struct *mm, ulong addr)
+{
+	::fl::sched::IgnoreAccesses harness;
+	return vma_lookup(mm, addr);
+}
+
 Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool write, uint64_t value)
 {
 	Enter e(this, pid);
@@ -27,7 +36,7 @@ Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool wr
 	 * faulting access has no effect (the instruction restarts or dies). */
 	for (ulong a = addr & PAGE_MASK; a <= ((ulong)(addr + size - 1) & PAGE_MASK) && npages < 2;
 	     a += PAGE_SIZE) {
-		vm_area_struct *vma = vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
+		vm_area_struct *vma = hw_vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
 		bool permitted = vma && (write ? (vma->vm_flags & VM_WRITE) : vma_is_accessible(vma));
 		pte_t *pte = pte_lookup(mm, a);
 		/* The instruction restarts after a fault; under the interleaving
@@ -38,7 +47,7 @@ Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool wr
 				out.sig = sig ? sig : SIGSEGV;
 				return out;
 			}
-			vma = vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
+			vma = hw_vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
 			permitted = vma && (write ? (vma->vm_flags & VM_WRITE) : vma_is_accessible(vma));
 			pte = pte_lookup(mm, a);
 		}
@@ -59,7 +68,7 @@ Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool wr
 	}
 	for (unsigned i = 0; i < size; i++) {
 		ulong a = addr + i;
-		vm_area_struct *vma = vma_lookup(mm, a);
+		vm_area_struct *vma = hw_vma_lookup(mm, a);
 		if (vma && is_map_vma(vma))
 			check_coherent(vma, a, &bytes[i], 1);
 	}
@@ -108,7 +117,7 @@ static const char *const kVmFlagNames[32] = {
 vm_area_struct *MachineImpl::user_vma(int pid, uint64_t addr, VmaEntry *entry) const
 {
 	const Process *p = proc(pid);
-	vm_area_struct *vma = p ? vma_lookup(const_cast<mm_struct *>(&p->mm), (ulong)addr) : nullptr;
+	vm_area_struct *vma = p ? hw_vma_lookup(const_cast<mm_struct *>(&p->mm), (ulong)addr) : nullptr;
 	if (vma)
 		*entry = {true, vma->vm_start, vma->vm_end, vma->vm_pgoff, (vma->vm_flags & VM_SHARED) != 0};
 	return vma;

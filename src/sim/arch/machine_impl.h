@@ -48,6 +48,7 @@ public:
 
 	Violation check_invariants() override;
 	Violation take_op_violation() override;
+	Violation check_point_invariants(const InFlight &) override;
 
 	uint64_t map_data_hash() const override;
 	bool map_maywrite_mapped() const override;

@@ -93,6 +93,7 @@ static bool whole_checks()
 Violation MachineImpl::check_invariants()
 {
 	Enter e(this);
+	::fl::sched::IgnoreAccesses checker;  /* the checker's lookups are not the port's */
 	s64 maywrite_vmas = 0;
 	Violation bad;  /* the first violation, in pid and then address order */
 

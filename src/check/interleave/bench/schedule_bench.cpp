@@ -5,10 +5,12 @@
 // configuration: schedules per second on this core under the random walk
 // and PCT, the decisions and fiber switches one schedule takes, and, for
 // scale, the same Program run sequentially without any scheduler (what the
-// machine alone costs), and the random walk again without the lockset
-// checker (its cost, side by side). Rates are per CPU-second of this process. Then the cost of one fiber switch on this build's
-// backend. Built in every preset: run it from build/release and from
-// build/default (ASan+UBSan) side by side.
+// machine alone costs). Then the checkers' cost per schedule, side by side
+// in the same run: the random walk with every checker on, with each one off
+// (lockset, linearizability, the count invariants at every point) and with
+// all three off. Rates are per CPU-second of this process. Then the cost of
+// one fiber switch on this build's backend. Built in every preset: run it
+// from build/release and from build/default (ASan+UBSan) side by side.
 //
 //   interleave-bench [--seconds S] [--config v2/arch64/4k/anon] FILE...
 #include <chrono>
@@ -108,10 +110,10 @@ struct Figures {
 };
 
 Figures explore_rate(const fl::Program &p, const fl::Config &c, fl::interleave::StrategyKind k, double seconds,
-		     bool lockset = true)
+		     const fl::interleave::ScheduleChecks &checks = {})
 {
 	fl::interleave::ExploreOptions o;
-	o.checks.lockset = lockset;
+	o.checks = checks;
 	o.kind = k;
 	o.seconds = seconds;
 	o.stop_at_first = false;
@@ -184,26 +186,60 @@ int main(int argc, char **argv)
 #endif
 	std::printf("interleave-bench: %s build, fibers %s, %s, %.1f s per figure, rates per CPU-second\n", build,
 		    fl::sched::fiber_backend(), cfg.name().c_str(), seconds);
-	std::printf("%-28s %12s %12s %14s %10s %10s %14s\n", "program", "random/s", "pct/s", "random/s -ls",
-		    "decisions", "switches", "sequential/s");
-	double sum_rand = 0, sum_pct = 0, sum_off = 0;
+	std::printf("%-28s %12s %12s %10s %10s %14s\n", "program", "random/s", "pct/s", "decisions", "switches",
+		    "sequential/s");
+	double sum_rand = 0, sum_pct = 0;
+	std::vector<fl::Program> programs;
+	std::vector<std::string> names;
 	for (const std::string &file : files) {
-		fl::Program p = load(file);
-		std::string name = file.substr(file.find_last_of('/') + 1);
+		programs.push_back(load(file));
+		names.push_back(file.substr(file.find_last_of('/') + 1));
+		const fl::Program &p = programs.back();
 		Figures r = explore_rate(p, cfg, fl::interleave::StrategyKind::random, seconds);
 		Figures q = explore_rate(p, cfg, fl::interleave::StrategyKind::pct, seconds);
-		Figures off = explore_rate(p, cfg, fl::interleave::StrategyKind::random, seconds, false);
 		double seq = sequential_per_second(p, cfg, seconds / 2);
 		sum_rand += r.per_second;
 		sum_pct += q.per_second;
-		sum_off += off.per_second;
-		std::printf("%-28s %12.0f %12.0f %14.0f %10.1f %10.1f %14.0f%s\n", name.c_str(), r.per_second, q.per_second,
-			    off.per_second, r.decisions, r.switches, seq,
+		std::printf("%-28s %12.0f %12.0f %10.1f %10.1f %14.0f%s\n", names.back().c_str(), r.per_second,
+			    q.per_second, r.decisions, r.switches, seq,
 			    r.finding || q.finding ? "  (a finding: not a fixed kernel?)" : "");
 	}
-	std::printf("mean schedules/s: random %.0f, pct %.0f, random without the lockset checker %.0f (x%.2f)\n",
-		    sum_rand / double(files.size()), sum_pct / double(files.size()), sum_off / double(files.size()),
-		    sum_rand > 0 ? sum_off / sum_rand : 0.0);
+	std::printf("mean schedules/s: random %.0f, pct %.0f\n", sum_rand / double(files.size()),
+		    sum_pct / double(files.size()));
+
+	// The checkers' cost: the random walk with each one switched off.
+	struct Variant {
+		const char *name;
+		fl::interleave::ScheduleChecks checks;
+	};
+	std::vector<Variant> variants{{"all on", {}}, {"-lockset", {}}, {"-linearize", {}}, {"-points", {}},
+				      {"all off", {}}};
+	variants[1].checks.lockset = false;
+	variants[2].checks.linearize = false;
+	variants[3].checks.point_invariants = false;
+	variants[4].checks.lockset = variants[4].checks.linearize = variants[4].checks.point_invariants = false;
+	std::printf("\nchecker cost (random walk, schedules/s; us per schedule in the mean row)\n%-28s", "program");
+	for (const Variant &v : variants)
+		std::printf(" %12s", v.name);
+	std::printf("\n");
+	std::vector<double> sums(variants.size());
+	for (size_t i = 0; i < programs.size(); i++) {
+		std::printf("%-28s", names[i].c_str());
+		for (size_t k = 0; k < variants.size(); k++) {
+			Figures f = explore_rate(programs[i], cfg, fl::interleave::StrategyKind::random, seconds,
+						 variants[k].checks);
+			sums[k] += f.per_second;
+			std::printf(" %12.0f", f.per_second);
+		}
+		std::printf("\n");
+	}
+	std::printf("%-28s", "mean");
+	for (size_t k = 0; k < variants.size(); k++)
+		std::printf(" %12.0f", sums[k] / double(programs.size()));
+	std::printf("\n%-28s", "us per schedule (mean rate)");
+	for (size_t k = 0; k < variants.size(); k++)
+		std::printf(" %12.1f", sums[k] > 0 ? 1e6 * double(programs.size()) / sums[k] : 0.0);
+	std::printf("\n");
 	std::printf("fiber switch (%s): %.1f ns\n", fl::sched::fiber_backend(), switch_ns(2000000));
 	return 0;
 }

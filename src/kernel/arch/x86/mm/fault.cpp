@@ -11,6 +11,7 @@ namespace fl::FL_ARCH_NS {
 // arch/x86/mm/fault.c: access_error
 static int access_error(bool write, bool present, vm_area_struct *vma)
 {
+	FL_SHARED_ACCESS(&vma->vm_flags, kVmFlags, read, "vm_flags");
 	if (write) {
 		/* write, present and write, not present: */
 		if (!(vma->vm_flags & VM_WRITE))
@@ -61,7 +62,11 @@ int do_user_addr_fault(ulong address, bool write)
 	 * mmap_read_lock here: the port has no trylock on that path).
 	 */
 	rcu_read_lock();
-	vma = vma_lookup(mm, address);
+	{
+		/* mas_walk under RCU: a declared lockless walk (locking.h kVmaTree) */
+		::fl::sched::MarkedAccess rcu_walk;
+		vma = vma_lookup(mm, address);
+	}
 	if (vma && !vma_start_read(vma))
 		vma = nullptr;
 	rcu_read_unlock();

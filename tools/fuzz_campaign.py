@@ -106,8 +106,10 @@ def parse_args(argv):
     p.add_argument("--historic", default="none", help="threads target: comma list of " + ",".join(HISTORICS))
     p.add_argument("--level", default="before,series", help="buddy target: comma list of " + ",".join(BUDDY_LEVELS))
     p.add_argument("--from-scratch", action="store_true", help="start from an empty corpus, not the seeds")
-    p.add_argument("--no-cmplog", action="store_true",
-                   help="AFL++ without its CmpLog binary (which is a second build of the whole library)")
+    p.add_argument("--cmplog", action="store_true",
+                   help="AFL++ with a CmpLog binary beside each run: a third build of the whole library, "
+                        "so built only when asked (with --build-only: only the CmpLog binaries)")
+    p.add_argument("--no-cmplog", action="store_true", help="the default (kept for older scripts)")
     p.add_argument("--first-finding", action="store_true",
                    help="describe and keep only each run's first crash (short runs: saves re-running dozens)")
     p.add_argument("--no-minimise", action="store_true", help="keep each finding's input as found (short runs)")
@@ -141,6 +143,10 @@ def parse_args(argv):
     a.patches = pick(a.patch, PATCHES, "--patch")
     a.arches = pick(a.arch.replace("arch", ""), ARCHES, "--arch")
     a.doors = pick(a.door, DOORS, "--door")
+    if a.cmplog and a.no_cmplog:
+        die("--cmplog and --no-cmplog contradict each other")
+    if a.cmplog and "afl" not in a.engines:
+        die("--cmplog is AFL++'s: use it with --engine afl or both")
     for opt in ("time", "jobs"):
         v = getattr(a, opt)
         if not v.isdigit() or int(v) < 1:
@@ -149,7 +155,7 @@ def parse_args(argv):
     return a
 
 
-def build(engines, tasks, cmplog=True):
+def build(engines, tasks, cmplog=False, only_cmplog=False):
     names = sorted({(t.source, t.config) for t in tasks})
     targets = " ".join(f"{t}:{c}" for t, c in names)
     # fuzz/build.sh's default flags (UBSan without alignment: it says why)
@@ -158,11 +164,14 @@ def build(engines, tasks, cmplog=True):
         base += f" -DFL_PLANT_{PLANT.upper()}"
         say(f"[build] FL_PLANT={PLANT}: a planted slip in the port (test-only), into {os.path.relpath(BUILD, ROOT)}")
     flavours = []
-    if "libfuzzer" in engines:
+    if only_cmplog:
+        engines = ["afl"]
+    if "libfuzzer" in engines and not only_cmplog:
         flavours.append(("libfuzzer", {"CXX": "clang++-14", "CXXFLAGS": base + " -fsanitize=fuzzer-no-link"}))
     if "afl" in engines:
-        flavours.append(("afl", {"CXX": "afl-clang-fast++", "CXXFLAGS": base}))
-        if cmplog:
+        if not only_cmplog:
+            flavours.append(("afl", {"CXX": "afl-clang-fast++", "CXXFLAGS": base}))
+        if cmplog or only_cmplog:
             flavours.append(("afl-cmplog", {"CXX": "afl-clang-fast++", "CXXFLAGS": base, "AFL_LLVM_CMPLOG": "1"}))
     for flavour, env in flavours:
         say(f"[build] {flavour}: {len(names)} binaries")
@@ -176,7 +185,7 @@ def build(engines, tasks, cmplog=True):
 
 
 FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False
-USE_CMPLOG = True
+USE_CMPLOG = False
 MIN_SLICE = 5.0  # seconds: a shorter run spends most of its time starting (ASan, seeds, AFL++'s calibration)
 
 
@@ -528,7 +537,7 @@ def main(argv):
     global FINDINGS, FROM_SCRATCH, NO_MINIMISE, FIRST_FINDING, BUDDY_FINDINGS, USE_CMPLOG, CLOCK
     a = parse_args(argv)
     FINDINGS = os.path.abspath(a.findings)
-    FROM_SCRATCH, NO_MINIMISE, USE_CMPLOG = a.from_scratch, a.no_minimise, not a.no_cmplog
+    FROM_SCRATCH, NO_MINIMISE, USE_CMPLOG = a.from_scratch, a.no_minimise, a.cmplog
     FIRST_FINDING = a.first_finding
     BUDDY_FINDINGS = os.path.abspath(a.buddy_findings)
     tasks = []
@@ -547,7 +556,7 @@ def main(argv):
         die(f"{CLI} is missing: run ./faultline fuzz (it builds it)")
     if any(t.target == "buddy" for t in tasks) and not os.path.exists(BUDDY_REPLAY):
         die(f"{BUDDY_REPLAY} is missing: cmake --build --preset default --target buddy-explore")
-    build(a.engines, tasks, not a.no_cmplog)
+    build(a.engines, tasks, a.cmplog, only_cmplog=a.cmplog and a.build_only)
     if a.build_only:
         return 0
     first = CLOCK.slice(start=False)

@@ -77,6 +77,7 @@ compile() {  # compile SRC OBJ EXTRA_FLAGS...
 	fi
 }
 export -f compile
+touch "$WORK/.started"  # what is newer than this was compiled or linked by this run
 export CXX CXXFLAGS SRC_DIR FIBER_FLAGS
 {
 	for bits in 32 64; do
@@ -131,3 +132,7 @@ name_target() {  # name_target TARGET CONFIG
 	echo "$OUT/$name"
 }
 for t in $TARGETS; do name_target "${t%%:*}" "${t#*:}"; done
+# The last line, for tools/fuzz_campaign.py's progress and timings.
+echo "fuzz/build.sh: $(find "$WORK" -name '*.o' -newer "$WORK/.started" | wc -l) objects compiled," \
+	"$(find "$WORK" -name '*-fuzzer' -newer "$WORK/.started" | wc -l) targets linked," \
+	"$(wc -w <<<"$TARGETS") configurations named"

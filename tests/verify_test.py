@@ -5,11 +5,12 @@ expectations, and parsing the proof table. Run by ctest (verify.logic)."""
 import os
 import sys
 import tempfile
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from verifylib import reach, verdicts  # noqa: E402
+from verifylib import background, reach, steps, verdicts  # noqa: E402
 from verifylib.evidence import CELLS, Evidence  # noqa: E402
 from verifylib.techniques import Result, parse_prove_table  # noqa: E402
 
@@ -214,6 +215,53 @@ class OracleShare(unittest.TestCase):
         res = self.share(1, "skipped: 1 arena Program: the host refuses BPF_MAP_TYPE_ARENA (-EPERM)\n" +
                          self.summary(disagree=1, skipped=1))
         self.assertEqual(res.status, "failed")
+
+
+class BackgroundBuilds(unittest.TestCase):
+    """verify's background CmpLog build: used when it finished, stopped (its
+    whole process group) when it did not, its time recorded only when built."""
+
+    def test_a_finished_build_is_used_and_its_time_recorded(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b = background.BackgroundBuild("cmplog", ["true"], tmp, os.path.join(tmp, "log"))
+            b.proc.wait()
+            built, what = b.finish()
+            self.assertTrue(built, what)
+            self.assertIn("cmplog", steps.load(tmp))
+            self.assertIn("last time", b.announce())
+
+    def test_an_unfinished_build_is_stopped_with_its_children(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            pidfile = os.path.join(tmp, "child")
+            b = background.BackgroundBuild("cmplog", ["bash", "-c", f"sleep 60 & echo $! >{pidfile}; wait"], tmp,
+                                           os.path.join(tmp, "log"))
+            read = lambda: open(pidfile).read().strip() if os.path.exists(pidfile) else ""  # noqa: E731
+            for _ in range(100):  # until the child has started
+                if read():
+                    break
+                time.sleep(0.05)
+            built, what = b.finish()
+            self.assertFalse(built)
+            self.assertIn("stopped", what)
+            self.assertEqual(b.proc.poll(), -15)
+            child = int(read())
+            for _ in range(100):  # the child got the group's SIGTERM too
+                try:
+                    os.kill(child, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
+            else:
+                self.fail("the build's child still runs")
+            self.assertNotIn("cmplog", steps.load(tmp))
+
+    def test_a_failed_build_is_not_used(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b = background.BackgroundBuild("cmplog", ["false"], tmp, os.path.join(tmp, "log"))
+            b.proc.wait()
+            built, what = b.finish()
+            self.assertFalse(built)
+            self.assertIn("failed", what)
 
 
 class FuzzClock(unittest.TestCase):

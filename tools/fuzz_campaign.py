@@ -28,6 +28,7 @@ os.environ.setdefault("ASAN_OPTIONS", "malloc_context_size=0:detect_leaks=0")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from verifylib.evidence import ARCHES, DOORS, PATCHES  # noqa: E402 (the one list of levels)
+from verifylib import steps  # noqa: E402 (build steps' last timings, build/.timings.json)
 # FL_PLANT=update_stride|update_u32|NAME of smt/mutants/: the test-only planted slip (CMakeLists.txt)
 # compiled into the targets, in their own build folder, replayed by
 # build/plant's faultline-cli, findings under that folder (corpora/ stays clean).
@@ -173,15 +174,26 @@ def build(engines, tasks, cmplog=False, only_cmplog=False):
             flavours.append(("afl", {"CXX": "afl-clang-fast++", "CXXFLAGS": base}))
         if cmplog or only_cmplog:
             flavours.append(("afl-cmplog", {"CXX": "afl-clang-fast++", "CXXFLAGS": base, "AFL_LLVM_CMPLOG": "1"}))
-    for flavour, env in flavours:
-        say(f"[build] {flavour}: {len(names)} binaries")
+    sources = sorted({t.source for t in tasks})
+    for i, (flavour, env) in enumerate(flavours):
+        # what builds, how long it took last time, what is left (a check that
+        # found everything up to date is not recorded as the build's time)
+        step = f"fuzz build {flavour}"
+        say(f"[build] {steps.announce(step, [f'fuzz build {f}' for f, _ in flavours[i + 1:]])}: "
+            f"{', '.join(sources)} linked once, named for {len(names)} configurations")
+        t0 = time.monotonic()
         e = dict(os.environ, **env, OUT=os.path.join(BUILD, flavour), FL_FUZZ_TARGETS=targets,
                  LIB_FUZZING_ENGINE="-fsanitize=fuzzer", AFL_QUIET="1")
-        r = subprocess.run([os.path.join(ROOT, "fuzz", "build.sh")], env=e, stdout=subprocess.DEVNULL,
+        r = subprocess.run([os.path.join(ROOT, "fuzz", "build.sh")], env=e, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
         if r.returncode:
             sys.stderr.write(r.stderr[-4000:])
             die(f"building the {flavour} fuzz targets failed")
+        summary = (r.stdout.strip().splitlines() or [""])[-1]
+        took = time.monotonic() - t0
+        if not re.search(r": 0 objects compiled, 0 targets linked", summary):
+            steps.record(step, took)
+        say(f"[build] {flavour}: {summary.replace('fuzz/build.sh: ', '')} in {took:.0f} s")
 
 
 FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False

@@ -133,6 +133,11 @@ def main(argv):
         return 1
     setup_seconds = progress.restart()
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}")
+    if "fuzz" in a.only and not a.quick:
+        # CmpLog helps only AFL++ runs long enough to reach its stages: built
+        # while the other techniques run, used if ready when fuzz starts
+        run.cmplog = techniques.start_cmplog_build(run)
+        progress.note("building in the background: " + run.cmplog.announce(["used by fuzz if ready"]))
     results = []
     fractions = shares(a.only)
     for name, runner, _, _ in PLAN:

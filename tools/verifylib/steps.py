@@ -49,6 +49,23 @@ def announce(name, left=(), root=ROOT):
     return f"{name} ({last}{'; then: ' + then if then else ''})"
 
 
+def build_preset(root, preset, targets, on_line=None):
+    """Configures and builds a CMake preset's targets, passing each of ninja's
+    "[N/M] ..." lines to on_line (what is building and what is left);
+    returns (built, the last line of the output on failure)."""
+    for argv in (["cmake", "--preset", preset], ["cmake", "--build", "--preset", preset, "--target"] + targets):
+        p = subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             errors="replace")
+        last = ""
+        for line in p.stdout:
+            last = line.rstrip() or last
+            if on_line and line.startswith("["):
+                on_line(f"{preset}: {line.rstrip()[:120]}")
+        if p.wait():
+            return False, last
+    return True, ""
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write("usage: steps.py NAME 'NEXT, STEPS' COMMAND...\n")

@@ -60,6 +60,26 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(verdicts.compare(v, {"v1/arch32/regular": "unsound", "v2/arch32/anon": "sound"}), [])
         self.assertEqual(verdicts.compare(v, {"v1/arch32/anon": "unsound"}), [("v1/arch32/anon", "unsound", "sound")])
 
+    def test_a_search_alone_does_not_decide_what_it_did_not_find(self):
+        # `verify --only props`: a violation the search did not find in its share is not a
+        # mismatch (not finding is not proving); a violation where none is expected still is
+        decides = {"props": CELLS, "proofs": CELLS, "corpus": CELLS}
+        ran = [Result("props", evidence=[violation("v2/arch32/anon")], metrics={"cells_checked": CELLS})]
+        search_only = verdicts.search_only_cells(ran, decides)
+        self.assertEqual(search_only, set(CELLS))
+        v = verdicts.decide(ran, verdicts.judged_cells(ran, decides), search_only)
+        want = {"pre/arch64/direct": "assumption-dependent", "v1/arch32/regular": "unsound",
+                "v2/arch32/anon": "sound", "v2/arch64/anon": "sound"}
+        self.assertEqual(verdicts.compare(v, want), [("v2/arch32/anon", "sound", "unsound")])
+        # with the proofs or the corpus beside it, the same silence is a mismatch (as in every full run)
+        ran.append(Result("corpus", metrics={"cells_checked": CELLS}))
+        search_only = verdicts.search_only_cells(ran, decides)
+        self.assertEqual(search_only, set())
+        v = verdicts.decide(ran, verdicts.judged_cells(ran, decides), search_only)
+        self.assertEqual(sorted(verdicts.compare(v, want)),
+                         [("pre/arch64/direct", "assumption-dependent", "sound"),
+                          ("v1/arch32/regular", "unsound", "sound"), ("v2/arch32/anon", "sound", "unsound")])
+
     def test_only_the_cells_a_selected_technique_decides_are_judged(self):
         # `verify --only oracle,interleave`: the oracle decides pre/arch64/anon, the explorer
         # v2/v3 at anon/regular; the rest of the table is `not run`, never a mismatch

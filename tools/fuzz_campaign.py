@@ -122,6 +122,9 @@ def parse_args(argv):
     p.add_argument("--json", help="also write the results as JSON to this file")
     p.add_argument("--keep-corpus", action="store_true", help="reuse corpora from an earlier run")
     p.add_argument("--build-only", action="store_true", help="build the selected binaries and stop")
+    p.add_argument("--no-build", action="store_true",
+                   help="run the binaries as they are, without the up-to-date check (verify: its setup just built "
+                        "them, and the check costs seconds of the budget)")
     p.add_argument("--findings", default=os.path.join(BUILD, "findings") if PLANT else FINDINGS,
                    help="folder for the finding Programs (default corpora/findings)")
     p.add_argument("--buddy-findings", default=BUDDY_FINDINGS,
@@ -144,6 +147,8 @@ def parse_args(argv):
     a.patches = pick(a.patch, PATCHES, "--patch")
     a.arches = pick(a.arch.replace("arch", ""), ARCHES, "--arch")
     a.doors = pick(a.door, DOORS, "--door")
+    if a.build_only and a.no_build:
+        die("--build-only and --no-build contradict each other")
     if a.cmplog and a.no_cmplog:
         die("--cmplog and --no-cmplog contradict each other")
     if a.cmplog and "afl" not in a.engines:
@@ -568,7 +573,13 @@ def main(argv):
         die(f"{CLI} is missing: run ./faultline fuzz (it builds it)")
     if any(t.target == "buddy" for t in tasks) and not os.path.exists(BUDDY_REPLAY):
         die(f"{BUDDY_REPLAY} is missing: cmake --build --preset default --target buddy-explore")
-    build(a.engines, tasks, a.cmplog, only_cmplog=a.cmplog and a.build_only)
+    if a.no_build:
+        wanted = [t.binary() for t in tasks] + [t.binary("afl-cmplog") for t in tasks if a.cmplog and t.engine == "afl"]
+        missing = sorted({b for b in wanted if not os.access(b, os.X_OK)})
+        if missing:
+            die(f"--no-build: {len(missing)} binaries are missing, e.g. {missing[0]} (build them with --build-only)")
+    else:
+        build(a.engines, tasks, a.cmplog, only_cmplog=a.cmplog and a.build_only)
     if a.build_only:
         return 0
     first = CLOCK.slice(start=False)

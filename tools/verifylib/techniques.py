@@ -307,7 +307,8 @@ def run_fuzz(run, seconds):
     rc, text, log = run_logged(run, "fuzz", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine", "both",
                                               "--time", str(max(1, int(seconds))),
                                               "--jobs", str(os.cpu_count() or 1), "--json", out,
-                                              "--findings", findings] + (["--cmplog"] if cmplog else []) +
+                                              "--findings", findings, "--no-build"] +
+                                (["--cmplog"] if cmplog else []) +
                                 fuzz_selection(run.quick),
                                 seconds * 2 + 600, on_line=show)
     if not os.path.exists(out):

@@ -284,6 +284,20 @@ class BackgroundBuilds(unittest.TestCase):
             self.assertIn("failed", what)
 
 
+class IdleBuilds(unittest.TestCase):
+    """A build that built nothing is not "how long it took last time"."""
+
+    def test_idle_builds_are_up_to_date_and_real_ones_give_their_last_line(self):
+        self.assertEqual(steps.outcome(0, "[0/2] Re-checking\nninja: no work to do.\n"), (True, steps.UP_TO_DATE))
+        idle = "[build] libfuzzer: 0 objects compiled, 0 targets linked, 24 configurations named in 11 s\n"
+        self.assertEqual(steps.outcome(0, idle + idle.replace("libfuzzer", "afl")), (True, steps.UP_TO_DATE))
+        linked = idle.replace("0 targets linked", "1 targets linked")
+        self.assertEqual(steps.outcome(0, idle + linked), (True, linked.strip()))
+        self.assertEqual(steps.outcome(0, "[3/3] Linking CXX executable faultline-cli\n"),
+                         (True, "[3/3] Linking CXX executable faultline-cli"))
+        self.assertEqual(steps.outcome(1, "ninja: no work to do.\nFAILED: x\n"), (False, "FAILED: x"))
+
+
 class FuzzClock(unittest.TestCase):
     """The campaign's slices: the time left in a slot over the runs it still has, less what
     finished runs cost beyond their slice, so that the campaign ends by its --time."""

@@ -108,9 +108,10 @@ def run_setup(progress, setup, after):
         t0 = time.monotonic()
         built, last = build()
         took = time.monotonic() - t0
-        if built:
+        if built and last != steps.UP_TO_DATE:  # "last time" is the last time it built something
             steps.record(step, took, ROOT)
-        progress.note(f"setup: {step} {'built' if built else f'FAILED ({last})'} in {took:.0f} s"
+        done = "up to date, checked" if last == steps.UP_TO_DATE else "built"
+        progress.note(f"setup: {step} {done if built else f'FAILED ({last})'} in {took:.0f} s"
                       f"{'' if built or not fallback else '; ' + fallback}")
         if not built and fallback is None:
             return False

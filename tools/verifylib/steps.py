@@ -11,6 +11,7 @@ runs COMMAND and exits with its status (a step that fails is not recorded).
 No dependency beyond the standard library: it runs before anything is built."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -49,6 +50,18 @@ def announce(name, left=(), root=ROOT):
     return f"{name} ({last}{'; then: ' + then if then else ''})"
 
 
+UP_TO_DATE = "up to date"  # a step that built nothing: its time is not "how long it took"
+
+
+def outcome(rc, text):
+    """(built, what) from a build's exit code and output: UP_TO_DATE when ninja had no work and
+    fuzz/build.sh compiled and linked nothing, else the output's last line."""
+    counts = re.findall(r"(\d+) objects compiled, (\d+) targets linked", text)
+    idle = "no work to do" in text or (counts and all(c == ("0", "0") for c in counts))
+    lines = text.strip().splitlines()
+    return rc == 0, UP_TO_DATE if rc == 0 and idle else (lines[-1] if lines else "")
+
+
 def build_preset(root, preset, targets, on_line=None):
     """Configures and builds a CMake preset's targets, passing each of ninja's
     "[N/M] ..." lines to on_line (what is building and what is left);
@@ -56,14 +69,15 @@ def build_preset(root, preset, targets, on_line=None):
     for argv in (["cmake", "--preset", preset], ["cmake", "--build", "--preset", preset, "--target"] + targets):
         p = subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              errors="replace")
-        last = ""
+        lines = []
         for line in p.stdout:
-            last = line.rstrip() or last
+            lines.append(line)
             if on_line and line.startswith("["):
                 on_line(f"{preset}: {line.rstrip()[:120]}")
-        if p.wait():
-            return False, last
-    return True, ""
+        built, what = outcome(p.wait(), "".join(lines))
+        if not built:
+            return built, what
+    return built, what
 
 
 def main(argv):

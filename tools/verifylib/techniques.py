@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from . import background
+from . import background, steps
 from .evidence import ARCHES, CELLS, PATCHES, Evidence, cell_of, cells_of, program_ops
 
 
@@ -280,7 +280,7 @@ def build_fuzzers(run):
     rc, text, log = run_logged(run, "fuzz-build", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine",
                                                     "both", "--build-only"] + fuzz_selection(run.quick), 3600,
                                 on_line=run.progress.update)
-    return rc == 0, text.strip().splitlines()[-1] if text.strip() else ""
+    return steps.outcome(rc, text)
 
 
 def start_cmplog_build(run):

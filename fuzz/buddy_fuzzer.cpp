@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Fuzz target `buddy`: bytes -> an allocator Program (src/libarena/buddy_program.h)
-// at the build's libarena level (-DFL_BUDDY_LEVEL="before" | "nmi_deferred" |
-// "ret_overwrite" | "series" | "guard_leak") -> run on a fresh port arena
+// at the binary's libarena level (its name, buddy-<level>, or FL_FUZZ_CONFIG:
+// "before" | "nmi_deferred" | "ret_overwrite" | "series" | "guard_leak") -> run on a fresh port arena
 // with the shadow model and invariants I1-I12 after every op and at every
 // named point. Past `before` (the nmi and series levels) an input whose
 // first byte is 0 mod 4 is concurrent: its CPUs run as scheduler tasks under a ByteSchedule
@@ -17,25 +17,19 @@
 #include <vector>
 
 #include "base/sched/strategy.h"
+#include "fuzz_config.h"
 #include "libarena/buddy_runner.h"
-
-#if !defined(FL_BUDDY_LEVEL) && defined(FL_FUZZ_CONFIG)
-#define FL_BUDDY_LEVEL FL_FUZZ_CONFIG  /* fuzz/build.sh passes the level as the configuration */
-#endif
-#ifndef FL_BUDDY_LEVEL
-#error "build the buddy target with -DFL_BUDDY_LEVEL=\"before\" (or nmi_deferred, ret_overwrite)"
-#endif
 
 namespace {
 
 fl::libarena::buddy_level build_level()
 {
 	using fl::libarena::buddy_level;
+	const std::string &level = fl::fuzz::config_text();
 	for (buddy_level l : fl::libarena::kBuddyLevels)
-		if (!std::strcmp(FL_BUDDY_LEVEL, fl::libarena::to_string(l)))
+		if (level == fl::libarena::to_string(l))
 			return l;
-	std::fprintf(stderr, "faultline fuzz: bad FL_BUDDY_LEVEL '%s'\n", FL_BUDDY_LEVEL);
-	std::exit(2);
+	fl::fuzz::bad_config("bad libarena level '" + level + "'");
 }
 
 // One input: the Program (with the schedule it took) and its verdict.

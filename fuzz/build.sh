@@ -7,11 +7,14 @@
 #   FL_FUZZ_TARGETS   which binaries, as "target:config" words (default: all;
 #                     e.g. "program:v1/arch32/4k/direct bounds:v2/arch64")
 #
-# One binary per configuration: program-<patch>-arch<NN>-<door> (page 4k,
-# spec mask) and bounds-<patch>-arch<NN> (door/page/spec come from the input);
-# arena-pre-arch64-anon-<arena level> and buddy-<libarena level> (issue 14),
+# One name per configuration: program-<patch>-arch<NN>-<door>[-threads|-<historic>]
+# (page 4k, spec mask) and bounds-<patch>-arch<NN> (door/page/spec come from the
+# input); arena-pre-arch64-anon-<arena level> and buddy-<libarena level> (issue 14),
 # built only when named in FL_FUZZ_TARGETS ("arena:pre/arch64/4k/anon/mask/fork_uaf",
-# "buddy:ret_overwrite").
+# "buddy:ret_overwrite"). Each target is compiled and linked once; its
+# configurations are hard links to that binary (a copy where $OUT is on another
+# file system), and the binary reads its configuration from its name
+# (fuzz/fuzz_config.h; FL_FUZZ_CONFIG in the environment overrides it).
 #
 #   FL_FUZZ_COVERAGE  "scoped" (default): coverage instrumentation only where
 #                     fuzz/coverage.allowlist says (the port and the machine);
@@ -74,6 +77,7 @@ compile() {  # compile SRC OBJ EXTRA_FLAGS...
 	fi
 }
 export -f compile
+touch "$WORK/.started"  # what is newer than this was compiled or linked by this run
 export CXX CXXFLAGS SRC_DIR FIBER_FLAGS
 {
 	for bits in 32 64; do
@@ -89,29 +93,46 @@ export CXX CXXFLAGS SRC_DIR FIBER_FLAGS
 # Re-archive and re-link only what changed: a campaign calls this before
 # every run, and relinking dozens of sanitizer binaries costs minutes.
 if [ ! -f "$WORK/libfaultline.a" ] || [ -n "$(find "$WORK" -name '*.o' -newer "$WORK/libfaultline.a" -print -quit)" ]; then
-	rm -f "$WORK/libfaultline.a"
-	ar rcs "$WORK/libfaultline.a" "$WORK"/*.o
+	# into a temporary first: an archive cut short (verify stops a background
+	# CmpLog build it no longer needs) must not look up to date next time
+	rm -f "$WORK/libfaultline.a" "$WORK/libfaultline.a.tmp"
+	ar rcs "$WORK/libfaultline.a.tmp" "$WORK"/*.o
+	mv -f "$WORK/libfaultline.a.tmp" "$WORK/libfaultline.a"
 fi
 
-link_target() {  # link_target TARGET CONFIG
+# One binary per target source (program, bounds, arena, buddy), relinked only
+# when the library or a source changed: a campaign calls this before every run.
+link_source() {  # link_source SOURCE
+	local source=$1 bin="$WORK/$1-fuzzer"
+	if [ -x "$bin" ] && [ -z "$(find "$WORK/libfaultline.a" "$SRC_DIR/fuzz" "$SRC_DIR/src" -newer "$bin" -print -quit)" ]; then
+		return 0
+	fi
+	$CXX $CXXFLAGS -std=c++20 -I"$SRC_DIR/src" "$SRC_DIR/fuzz/${source}_fuzzer.cpp" "$WORK/libfaultline.a" \
+		$FIBER_LIBS $LIB_FUZZING_ENGINE -o "$bin.tmp"
+	mv -f "$bin.tmp" "$bin"
+}
+export -f link_source
+export WORK OUT LIB_FUZZING_ENGINE FIBER_LIBS
+for t in $TARGETS; do echo "${t%%:*}"; done | sort -u | xargs -P "$JOBS" -L 1 bash -c 'link_source "$@"' _
+
+# Each configuration: the target's binary under the configuration's name, with
+# its dictionary, options and seed corpus (what OSS-Fuzz looks for beside it).
+name_target() {  # name_target TARGET CONFIG
 	local target=$1 config=$2 name
 	IFS=/ read -r patch arch page door spec level <<<"$config"
 	name="$target-$patch-$arch${door:+-$door}${level:+-$level}"
 	[ "$target" = buddy ] && name="buddy-$config"  # config = the libarena level
-	if [ -z "$(find "$WORK/libfaultline.a" "$SRC_DIR/fuzz" "$SRC_DIR/src" -newer "$OUT/$name" -print -quit 2>/dev/null)" ] &&
-		[ -x "$OUT/$name" ]; then
-		echo "$OUT/$name (up to date)"
-		return 0
-	fi
-	$CXX $CXXFLAGS -std=c++20 -I"$SRC_DIR/src" -DFL_FUZZ_CONFIG="\"$config\"" \
-		"$SRC_DIR/fuzz/${target}_fuzzer.cpp" "$WORK/libfaultline.a" $FIBER_LIBS $LIB_FUZZING_ENGINE -o "$OUT/$name"
+	ln -f "$WORK/$target-fuzzer" "$OUT/$name" 2>/dev/null || cp -f "$WORK/$target-fuzzer" "$OUT/$name"
 	cp "$SRC_DIR/fuzz/$target.dict" "$OUT/$name.dict"
 	sed "s/@TARGET@/$name/" "$SRC_DIR/fuzz/$target.options" >"$OUT/$name.options"
 	if [ -d "$SRC_DIR/corpora/$target/seeds" ]; then
+		rm -f "$OUT/${name}_seed_corpus.zip"
 		(cd "$SRC_DIR/corpora/$target/seeds" && zip -q -j -r "$OUT/${name}_seed_corpus.zip" . 2>/dev/null || true)
 	fi
 	echo "$OUT/$name"
 }
-export -f link_target
-export WORK OUT LIB_FUZZING_ENGINE FIBER_LIBS
-for t in $TARGETS; do echo "${t%%:*} ${t#*:}"; done | xargs -P "$JOBS" -L 1 bash -c 'link_target "$@"' _
+for t in $TARGETS; do name_target "${t%%:*}" "${t#*:}"; done
+# The last line, for tools/fuzz_campaign.py's progress and timings.
+echo "fuzz/build.sh: $(find "$WORK" -name '*.o' -newer "$WORK/.started" | wc -l) objects compiled," \
+	"$(find "$WORK" -name '*-fuzzer' -newer "$WORK/.started" | wc -l) targets linked," \
+	"$(wc -w <<<"$TARGETS") configurations named"

@@ -1,24 +1,81 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The configuration a fuzz binary is built for: one binary per
-// configuration (-DFL_FUZZ_CONFIG="v2/arch32/4k/direct/mask", or a prefix
-// of it), so OSS-Fuzz/ClusterFuzz can run them unchanged.
+// The configuration a fuzz binary runs, chosen at run time: each target is
+// compiled and linked once per engine, and fuzz/build.sh gives that one
+// binary a name per configuration (hard links), so OSS-Fuzz/ClusterFuzz
+// still see one target per configuration while the port and the target are
+// compiled once instead of once per configuration (issue 36).
+//
+//   program-v2-arch32-direct           v2/arch32/4k/direct/mask
+//   program-v2-arch64-anon-threads     v2/arch64/4k/anon/mask/threads (or a historic level)
+//   bounds-v1-arch32                   v1/arch32 (door, page, spec come from the input)
+//   arena-pre-arch64-anon-fork_uaf     pre/arch64/4k/anon/mask/fork_uaf
+//   buddy-series                       series (the libarena level)
+//
+// FL_FUZZ_CONFIG in the environment ("v2/arch32/16k/direct/bypass", or the
+// level for buddy) wins over the name: it reaches the page sizes and the
+// Spectre-v1 bypass that the names leave at 4k/mask.
 #pragma once
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "base/config.h"
 
-#ifndef FL_FUZZ_CONFIG
-#error "build fuzz targets with -DFL_FUZZ_CONFIG=\"patch/archNN/page/door/spec\""
-#endif
-
 namespace fl::fuzz {
 
+// Exits 2 naming what it could not read: the binary was named or run wrong.
+[[noreturn]] inline void bad_config(const std::string &what)
+{
+	std::fprintf(stderr,
+		     "faultline fuzz: %s\n"
+		     "  name the binary program-<patch>-arch<32|64>-<door>[-threads|-<historic>], bounds-<patch>-arch<NN>,\n"
+		     "  arena-<patch>-arch<NN>-<door>-<arena level> or buddy-<level> (fuzz/build.sh makes these),\n"
+		     "  or set FL_FUZZ_CONFIG=patch/archNN/page/door/spec[/level]\n",
+		     what.c_str());
+	std::exit(2);
+}
+
+// "program-v2-arch64-anon-threads" -> "v2/arch64/4k/anon/mask/threads": the
+// words after the target's own, with the page size and spec the names leave out.
+inline std::string config_of_name(const std::string &name)
+{
+	std::vector<std::string> w;
+	std::stringstream ss(name);
+	for (std::string part; std::getline(ss, part, '-');)
+		w.push_back(part);
+	if (w.size() < 2 || w.size() > 5)
+		bad_config("cannot tell the configuration from the binary's name '" + name + "'");
+	std::string c = w[1];  // the patch, or the buddy level
+	if (w.size() > 2)
+		c += "/" + w[2];
+	if (w.size() > 3)
+		c += "/4k/" + w[3] + "/mask";
+	if (w.size() > 4)
+		c += "/" + w[4];
+	return c;
+}
+
+// The configuration's text and where it came from, printed once so that a
+// run's log says what it fuzzed.
+inline const std::string &config_text()
+{
+	static const std::string text = [] {
+		const char *env = std::getenv("FL_FUZZ_CONFIG");
+		const std::string name = program_invocation_short_name;
+		std::string t = env && *env ? env : config_of_name(name);
+		std::fprintf(stderr, "faultline fuzz: configuration %s (%s)\n", t.c_str(),
+			     env && *env ? "FL_FUZZ_CONFIG" : ("from the name " + name).c_str());
+		return t;
+	}();
+	return text;
+}
+
 // Parses "v2/arch32[/4k[/direct[/mask[/fork_uaf|threads|toctou_2021]]]]"; missing parts take defaults
-// (4k, anon, mask). Exits on a bad string: the binary was built wrong.
+// (4k, anon, mask).
 inline Config parse_config(const std::string &s)
 {
 	Config c;
@@ -44,16 +101,14 @@ inline Config parse_config(const std::string &s)
 		default: ok = false;
 		}
 	}
-	if (!ok || i < 2) {
-		std::fprintf(stderr, "faultline fuzz: bad FL_FUZZ_CONFIG '%s'\n", s.c_str());
-		std::exit(2);
-	}
+	if (!ok || i < 2)
+		bad_config("bad configuration '" + s + "'");
 	return c;
 }
 
 inline const Config &build_config()
 {
-	static const Config c = parse_config(FL_FUZZ_CONFIG);
+	static const Config c = parse_config(config_text());
 	return c;
 }
 
@@ -62,7 +117,7 @@ inline const Config &build_config()
 inline bool build_concurrent()
 {
 	static const bool threads = [] {
-		const std::string s = FL_FUZZ_CONFIG;
+		const std::string &s = config_text();
 		const std::string last = s.substr(s.find_last_of('/') + 1);
 		return last == "threads" || parse_historic(last).has_value();
 	}();

@@ -5,11 +5,12 @@ expectations, and parsing the proof table. Run by ctest (verify.logic)."""
 import os
 import sys
 import tempfile
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from verifylib import reach, verdicts  # noqa: E402
+from verifylib import background, reach, steps, verdicts  # noqa: E402
 from verifylib.evidence import CELLS, Evidence  # noqa: E402
 from verifylib.techniques import Result, parse_prove_table  # noqa: E402
 
@@ -58,6 +59,26 @@ class Verdicts(unittest.TestCase):
         v = self.decide(violation("v1/arch32/regular"))
         self.assertEqual(verdicts.compare(v, {"v1/arch32/regular": "unsound", "v2/arch32/anon": "sound"}), [])
         self.assertEqual(verdicts.compare(v, {"v1/arch32/anon": "unsound"}), [("v1/arch32/anon", "unsound", "sound")])
+
+    def test_a_search_alone_does_not_decide_what_it_did_not_find(self):
+        # `verify --only props`: a violation the search did not find in its share is not a
+        # mismatch (not finding is not proving); a violation where none is expected still is
+        decides = {"props": CELLS, "proofs": CELLS, "corpus": CELLS}
+        ran = [Result("props", evidence=[violation("v2/arch32/anon")], metrics={"cells_checked": CELLS})]
+        search_only = verdicts.search_only_cells(ran, decides)
+        self.assertEqual(search_only, set(CELLS))
+        v = verdicts.decide(ran, verdicts.judged_cells(ran, decides), search_only)
+        want = {"pre/arch64/direct": "assumption-dependent", "v1/arch32/regular": "unsound",
+                "v2/arch32/anon": "sound", "v2/arch64/anon": "sound"}
+        self.assertEqual(verdicts.compare(v, want), [("v2/arch32/anon", "sound", "unsound")])
+        # with the proofs or the corpus beside it, the same silence is a mismatch (as in every full run)
+        ran.append(Result("corpus", metrics={"cells_checked": CELLS}))
+        search_only = verdicts.search_only_cells(ran, decides)
+        self.assertEqual(search_only, set())
+        v = verdicts.decide(ran, verdicts.judged_cells(ran, decides), search_only)
+        self.assertEqual(sorted(verdicts.compare(v, want)),
+                         [("pre/arch64/direct", "assumption-dependent", "sound"),
+                          ("v1/arch32/regular", "unsound", "sound"), ("v2/arch32/anon", "sound", "unsound")])
 
     def test_only_the_cells_a_selected_technique_decides_are_judged(self):
         # `verify --only oracle,interleave`: the oracle decides pre/arch64/anon, the explorer
@@ -214,6 +235,67 @@ class OracleShare(unittest.TestCase):
         res = self.share(1, "skipped: 1 arena Program: the host refuses BPF_MAP_TYPE_ARENA (-EPERM)\n" +
                          self.summary(disagree=1, skipped=1))
         self.assertEqual(res.status, "failed")
+
+
+class BackgroundBuilds(unittest.TestCase):
+    """verify's background CmpLog build: used when it finished, stopped (its
+    whole process group) when it did not, its time recorded only when built."""
+
+    def test_a_finished_build_is_used_and_its_time_recorded(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b = background.BackgroundBuild("cmplog", ["true"], tmp, os.path.join(tmp, "log"))
+            b.proc.wait()
+            built, what = b.finish()
+            self.assertTrue(built, what)
+            self.assertIn("cmplog", steps.load(tmp))
+            self.assertIn("last time", b.announce())
+
+    def test_an_unfinished_build_is_stopped_with_its_children(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            pidfile = os.path.join(tmp, "child")
+            b = background.BackgroundBuild("cmplog", ["bash", "-c", f"sleep 60 & echo $! >{pidfile}; wait"], tmp,
+                                           os.path.join(tmp, "log"))
+            read = lambda: open(pidfile).read().strip() if os.path.exists(pidfile) else ""  # noqa: E731
+            for _ in range(100):  # until the child has started
+                if read():
+                    break
+                time.sleep(0.05)
+            built, what = b.finish()
+            self.assertFalse(built)
+            self.assertIn("stopped", what)
+            self.assertEqual(b.proc.poll(), -15)
+            child = int(read())
+            for _ in range(100):  # the child got the group's SIGTERM too
+                try:
+                    os.kill(child, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
+            else:
+                self.fail("the build's child still runs")
+            self.assertNotIn("cmplog", steps.load(tmp))
+
+    def test_a_failed_build_is_not_used(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b = background.BackgroundBuild("cmplog", ["false"], tmp, os.path.join(tmp, "log"))
+            b.proc.wait()
+            built, what = b.finish()
+            self.assertFalse(built)
+            self.assertIn("failed", what)
+
+
+class IdleBuilds(unittest.TestCase):
+    """A build that built nothing is not "how long it took last time"."""
+
+    def test_idle_builds_are_up_to_date_and_real_ones_give_their_last_line(self):
+        self.assertEqual(steps.outcome(0, "[0/2] Re-checking\nninja: no work to do.\n"), (True, steps.UP_TO_DATE))
+        idle = "[build] libfuzzer: 0 objects compiled, 0 targets linked, 24 configurations named in 11 s\n"
+        self.assertEqual(steps.outcome(0, idle + idle.replace("libfuzzer", "afl")), (True, steps.UP_TO_DATE))
+        linked = idle.replace("0 targets linked", "1 targets linked")
+        self.assertEqual(steps.outcome(0, idle + linked), (True, linked.strip()))
+        self.assertEqual(steps.outcome(0, "[3/3] Linking CXX executable faultline-cli\n"),
+                         (True, "[3/3] Linking CXX executable faultline-cli"))
+        self.assertEqual(steps.outcome(1, "ninja: no work to do.\nFAILED: x\n"), (False, "FAILED: x"))
 
 
 class FuzzClock(unittest.TestCase):

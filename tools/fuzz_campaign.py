@@ -28,6 +28,7 @@ os.environ.setdefault("ASAN_OPTIONS", "malloc_context_size=0:detect_leaks=0")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from verifylib.evidence import ARCHES, DOORS, PATCHES  # noqa: E402 (the one list of levels)
+from verifylib import steps  # noqa: E402 (build steps' last timings, build/.timings.json)
 # FL_PLANT=update_stride|update_u32|NAME of smt/mutants/: the test-only planted slip (CMakeLists.txt)
 # compiled into the targets, in their own build folder, replayed by
 # build/plant's faultline-cli, findings under that folder (corpora/ stays clean).
@@ -106,8 +107,10 @@ def parse_args(argv):
     p.add_argument("--historic", default="none", help="threads target: comma list of " + ",".join(HISTORICS))
     p.add_argument("--level", default="before,series", help="buddy target: comma list of " + ",".join(BUDDY_LEVELS))
     p.add_argument("--from-scratch", action="store_true", help="start from an empty corpus, not the seeds")
-    p.add_argument("--no-cmplog", action="store_true",
-                   help="AFL++ without its CmpLog binary (which is a second build of the whole library)")
+    p.add_argument("--cmplog", action="store_true",
+                   help="AFL++ with a CmpLog binary beside each run: a third build of the whole library, "
+                        "so built only when asked (with --build-only: only the CmpLog binaries)")
+    p.add_argument("--no-cmplog", action="store_true", help="the default (kept for older scripts)")
     p.add_argument("--first-finding", action="store_true",
                    help="describe and keep only each run's first crash (short runs: saves re-running dozens)")
     p.add_argument("--no-minimise", action="store_true", help="keep each finding's input as found (short runs)")
@@ -119,6 +122,9 @@ def parse_args(argv):
     p.add_argument("--json", help="also write the results as JSON to this file")
     p.add_argument("--keep-corpus", action="store_true", help="reuse corpora from an earlier run")
     p.add_argument("--build-only", action="store_true", help="build the selected binaries and stop")
+    p.add_argument("--no-build", action="store_true",
+                   help="run the binaries as they are, without the up-to-date check (verify: its setup just built "
+                        "them, and the check costs seconds of the budget)")
     p.add_argument("--findings", default=os.path.join(BUILD, "findings") if PLANT else FINDINGS,
                    help="folder for the finding Programs (default corpora/findings)")
     p.add_argument("--buddy-findings", default=BUDDY_FINDINGS,
@@ -141,6 +147,12 @@ def parse_args(argv):
     a.patches = pick(a.patch, PATCHES, "--patch")
     a.arches = pick(a.arch.replace("arch", ""), ARCHES, "--arch")
     a.doors = pick(a.door, DOORS, "--door")
+    if a.build_only and a.no_build:
+        die("--build-only and --no-build contradict each other")
+    if a.cmplog and a.no_cmplog:
+        die("--cmplog and --no-cmplog contradict each other")
+    if a.cmplog and "afl" not in a.engines:
+        die("--cmplog is AFL++'s: use it with --engine afl or both")
     for opt in ("time", "jobs"):
         v = getattr(a, opt)
         if not v.isdigit() or int(v) < 1:
@@ -149,7 +161,7 @@ def parse_args(argv):
     return a
 
 
-def build(engines, tasks, cmplog=True):
+def build(engines, tasks, cmplog=False, only_cmplog=False):
     names = sorted({(t.source, t.config) for t in tasks})
     targets = " ".join(f"{t}:{c}" for t, c in names)
     # fuzz/build.sh's default flags (UBSan without alignment: it says why)
@@ -158,25 +170,39 @@ def build(engines, tasks, cmplog=True):
         base += f" -DFL_PLANT_{PLANT.upper()}"
         say(f"[build] FL_PLANT={PLANT}: a planted slip in the port (test-only), into {os.path.relpath(BUILD, ROOT)}")
     flavours = []
-    if "libfuzzer" in engines:
+    if only_cmplog:
+        engines = ["afl"]
+    if "libfuzzer" in engines and not only_cmplog:
         flavours.append(("libfuzzer", {"CXX": "clang++-14", "CXXFLAGS": base + " -fsanitize=fuzzer-no-link"}))
     if "afl" in engines:
-        flavours.append(("afl", {"CXX": "afl-clang-fast++", "CXXFLAGS": base}))
-        if cmplog:
+        if not only_cmplog:
+            flavours.append(("afl", {"CXX": "afl-clang-fast++", "CXXFLAGS": base}))
+        if cmplog or only_cmplog:
             flavours.append(("afl-cmplog", {"CXX": "afl-clang-fast++", "CXXFLAGS": base, "AFL_LLVM_CMPLOG": "1"}))
-    for flavour, env in flavours:
-        say(f"[build] {flavour}: {len(names)} binaries")
+    sources = sorted({t.source for t in tasks})
+    for i, (flavour, env) in enumerate(flavours):
+        # what builds, how long it took last time, what is left (a check that
+        # found everything up to date is not recorded as the build's time)
+        step = f"fuzz build {flavour}"
+        say(f"[build] {steps.announce(step, [f'fuzz build {f}' for f, _ in flavours[i + 1:]])}: "
+            f"{', '.join(sources)} linked once, named for {len(names)} configurations")
+        t0 = time.monotonic()
         e = dict(os.environ, **env, OUT=os.path.join(BUILD, flavour), FL_FUZZ_TARGETS=targets,
                  LIB_FUZZING_ENGINE="-fsanitize=fuzzer", AFL_QUIET="1")
-        r = subprocess.run([os.path.join(ROOT, "fuzz", "build.sh")], env=e, stdout=subprocess.DEVNULL,
+        r = subprocess.run([os.path.join(ROOT, "fuzz", "build.sh")], env=e, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
         if r.returncode:
             sys.stderr.write(r.stderr[-4000:])
             die(f"building the {flavour} fuzz targets failed")
+        summary = (r.stdout.strip().splitlines() or [""])[-1]
+        took = time.monotonic() - t0
+        if not re.search(r": 0 objects compiled, 0 targets linked", summary):
+            steps.record(step, took)
+        say(f"[build] {flavour}: {summary.replace('fuzz/build.sh: ', '')} in {took:.0f} s")
 
 
 FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False
-USE_CMPLOG = True
+USE_CMPLOG = False
 MIN_SLICE = 5.0  # seconds: a shorter run spends most of its time starting (ASan, seeds, AFL++'s calibration)
 
 
@@ -528,7 +554,7 @@ def main(argv):
     global FINDINGS, FROM_SCRATCH, NO_MINIMISE, FIRST_FINDING, BUDDY_FINDINGS, USE_CMPLOG, CLOCK
     a = parse_args(argv)
     FINDINGS = os.path.abspath(a.findings)
-    FROM_SCRATCH, NO_MINIMISE, USE_CMPLOG = a.from_scratch, a.no_minimise, not a.no_cmplog
+    FROM_SCRATCH, NO_MINIMISE, USE_CMPLOG = a.from_scratch, a.no_minimise, a.cmplog
     FIRST_FINDING = a.first_finding
     BUDDY_FINDINGS = os.path.abspath(a.buddy_findings)
     tasks = []
@@ -547,7 +573,13 @@ def main(argv):
         die(f"{CLI} is missing: run ./faultline fuzz (it builds it)")
     if any(t.target == "buddy" for t in tasks) and not os.path.exists(BUDDY_REPLAY):
         die(f"{BUDDY_REPLAY} is missing: cmake --build --preset default --target buddy-explore")
-    build(a.engines, tasks, not a.no_cmplog)
+    if a.no_build:
+        wanted = [t.binary() for t in tasks] + [t.binary("afl-cmplog") for t in tasks if a.cmplog and t.engine == "afl"]
+        missing = sorted({b for b in wanted if not os.access(b, os.X_OK)})
+        if missing:
+            die(f"--no-build: {len(missing)} binaries are missing, e.g. {missing[0]} (build them with --build-only)")
+    else:
+        build(a.engines, tasks, a.cmplog, only_cmplog=a.cmplog and a.build_only)
     if a.build_only:
         return 0
     first = CLOCK.slice(start=False)

@@ -4,8 +4,8 @@ skip cleanly without), and the release build of the tools they and the proofs us
 import json
 import os
 import re
-import subprocess
 
+from . import steps
 from .techniques import Result, run_logged, corpus_files
 
 BENCH = ("build", "release", "src", "real", "bench", "faultline-bench")
@@ -53,11 +53,7 @@ def run_oracle(run, seconds):
 def build_release(run, targets):
     """Setup, outside the budget: tools in the optimised build (sanitizers
     would distort the bench's timings and triple the Z3 table's time)."""
-    for argv in (["cmake", "--preset", "release"], ["cmake", "--build", "--preset", "release", "--target"] + targets):
-        r = subprocess.run(argv, cwd=run.root, capture_output=True, text=True)
-        if r.returncode:
-            return False, (r.stdout + r.stderr).strip().splitlines()[-1:]
-    return True, ""
+    return steps.build_preset(run.root, "release", targets, run.progress.update)
 
 
 def run_bench(run, seconds):

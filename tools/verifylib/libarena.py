@@ -16,6 +16,7 @@ import os
 import re
 import time
 
+from . import steps
 from .techniques import Result, run_logged
 
 # (level, historical: must be found)
@@ -130,7 +131,7 @@ def build_fuzzers(run):
                                ["python3", run.tool("tools", "fuzz_campaign.py"), "--target", "buddy", "--level",
                                 ",".join(lv for lv, _ in LEVELS), "--engine", "both", "--no-cmplog", "--build-only"],
                                3600, on_line=run.progress.update)
-    return rc == 0, text.strip().splitlines()[-1] if text.strip() else ""
+    return steps.outcome(rc, text)
 
 
 def run_libarena(run, seconds):

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from html import escape
 
+from . import steps
 from .techniques import corpus_files, run_logged
 
 # The buckets the issue asks every search technique to reach.
@@ -160,12 +161,7 @@ def _gcovr(root, build, out):
 
 def build_coverage(run):
     """Setup, outside the budget: faultline-cli with gcov instrumentation."""
-    for argv in (["cmake", "--preset", "coverage"],
-                 ["cmake", "--build", "--preset", "coverage", "--target", "faultline-cli"]):
-        r = subprocess.run(argv, cwd=run.root, capture_output=True, text=True)
-        if r.returncode:
-            return False, (r.stdout + r.stderr).strip().splitlines()[-1:]
-    return True, ""
+    return steps.build_preset(run.root, "coverage", ["faultline-cli"], run.progress.update)
 
 
 def run_reach(run, results, seconds):

@@ -11,6 +11,7 @@ runs COMMAND and exits with its status (a step that fails is not recorded).
 No dependency beyond the standard library: it runs before anything is built."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -47,6 +48,36 @@ def announce(name, left=(), root=ROOT):
     last = f"last time {known[name]:.0f} s" if name in known else "no earlier timing here"
     then = ", ".join(f"{s} ~{known[s]:.0f} s" if s in known else s for s in left)
     return f"{name} ({last}{'; then: ' + then if then else ''})"
+
+
+UP_TO_DATE = "up to date"  # a step that built nothing: its time is not "how long it took"
+
+
+def outcome(rc, text):
+    """(built, what) from a build's exit code and output: UP_TO_DATE when ninja had no work and
+    fuzz/build.sh compiled and linked nothing, else the output's last line."""
+    counts = re.findall(r"(\d+) objects compiled, (\d+) targets linked", text)
+    idle = "no work to do" in text or (counts and all(c == ("0", "0") for c in counts))
+    lines = text.strip().splitlines()
+    return rc == 0, UP_TO_DATE if rc == 0 and idle else (lines[-1] if lines else "")
+
+
+def build_preset(root, preset, targets, on_line=None):
+    """Configures and builds a CMake preset's targets, passing each of ninja's
+    "[N/M] ..." lines to on_line (what is building and what is left);
+    returns (built, the last line of the output on failure)."""
+    for argv in (["cmake", "--preset", preset], ["cmake", "--build", "--preset", preset, "--target"] + targets):
+        p = subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             errors="replace")
+        lines = []
+        for line in p.stdout:
+            lines.append(line)
+            if on_line and line.startswith("["):
+                on_line(f"{preset}: {line.rstrip()[:120]}")
+        built, what = outcome(p.wait(), "".join(lines))
+        if not built:
+            return built, what
+    return built, what
 
 
 def main(argv):

@@ -13,6 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
+from . import background, steps
 from .evidence import ARCHES, CELLS, PATCHES, Evidence, cell_of, cells_of, program_ops
 
 
@@ -23,6 +24,7 @@ class Run:
     seed: int
     progress: object
     quick: bool = False
+    cmplog: object = None  # verify's background CmpLog build (background.BackgroundBuild), if started
 
     def tool(self, *parts):
         return os.path.join(self.root, *parts)
@@ -278,7 +280,15 @@ def build_fuzzers(run):
     rc, text, log = run_logged(run, "fuzz-build", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine",
                                                     "both", "--build-only"] + fuzz_selection(run.quick), 3600,
                                 on_line=run.progress.update)
-    return rc == 0, text.strip().splitlines()[-1] if text.strip() else ""
+    return steps.outcome(rc, text)
+
+
+def start_cmplog_build(run):
+    """The AFL++ CmpLog twins of fuzz_selection(), built while the other techniques run."""
+    return background.BackgroundBuild("fuzz targets, AFL++ CmpLog (background)",
+                                      ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine", "afl", "--cmplog",
+                                       "--build-only"] + fuzz_selection(run.quick), run.root,
+                                      run.out("logs", "fuzz-cmplog-build.log"))
 
 
 def run_fuzz(run, seconds):
@@ -289,10 +299,17 @@ def run_fuzz(run, seconds):
         if line.startswith("[fuzz]") or line.startswith("[build]"):
             run.progress.update(line)
 
+    # AFL++ runs with CmpLog only if its background build finished before now
+    cmplog = False
+    if run.cmplog:
+        cmplog, what = run.cmplog.finish()
+        run.progress.note(f"fuzz: {what}{'' if cmplog else '; AFL++ runs without CmpLog'}")
     rc, text, log = run_logged(run, "fuzz", ["python3", run.tool("tools", "fuzz_campaign.py"), "--engine", "both",
                                               "--time", str(max(1, int(seconds))),
                                               "--jobs", str(os.cpu_count() or 1), "--json", out,
-                                              "--findings", findings] + fuzz_selection(run.quick),
+                                              "--findings", findings, "--no-build"] +
+                                (["--cmplog"] if cmplog else []) +
+                                fuzz_selection(run.quick),
                                 seconds * 2 + 600, on_line=show)
     if not os.path.exists(out):
         return Result("fuzz", "failed", f"the fuzz campaign exited {rc}", log=run.rel(log))
@@ -313,7 +330,7 @@ def run_fuzz(run, seconds):
                                          fi["time"], run.rel(path), program_ops(path), reachable=fi["reachable"],
                                          detail=f"{t['target']} target on {t['name']}"))
     res = Result("fuzz", "ran", evidence=evidence, log=run.rel(log),
-                 metrics={"tasks": tasks, "harness_problems": harness, "exit": rc,
+                 metrics={"tasks": tasks, "harness_problems": harness, "exit": rc, "cmplog": cmplog,
                           "cells_checked": sorted({cell_of(t["patch"], t["arch"], t["door"]) for t in tasks
                                                   if t["door"] and not t.get("skipped")})})
     skipped = [t["name"] + "/" + t["engine"] for t in tasks if t.get("skipped")]

@@ -11,6 +11,11 @@
 - `unknown`: no technique produced evidence for the cell.
 - `not run`: no technique that ran can decide the cell (`verify --only`):
   shown, never compared with the expectations.
+- search only: a cell judged by none of EXHAUSTIVE (`verify --only props`,
+  `--only fuzz`, ...): a search that found less than expected in its share
+  has not decided the cell (not finding is not proving), so a verdict below
+  the expectation is shown but not compared; one above it (a violation where
+  none is expected) is a mismatch as always.
 """
 from .evidence import CELLS
 
@@ -21,6 +26,10 @@ RESCUES = {
 }
 RANK = {"sound": 0, "assumption-dependent": 1, "unsound": 2, "unknown": -1}
 NOT_RUN = "not run"
+# The techniques whose silence decides a cell: the proofs cover every
+# obligation, the corpus holds a Program for every expected violation. Every
+# full run has both, so this changes nothing there.
+EXHAUSTIVE = {"proofs", "corpus"}
 
 
 def judged_cells(results, decides):
@@ -31,8 +40,15 @@ def judged_cells(results, decides):
             if c not in r.metrics.get("cells_not_run", [])}
 
 
-def decide(results, judged=CELLS):
-    """One verdict per cell; a cell outside `judged` (and without a violation) is `not run`."""
+def search_only_cells(results, decides):
+    """The judged cells that no EXHAUSTIVE technique that ran decides."""
+    exhaustive = judged_cells([r for r in results if r.technique in EXHAUSTIVE], decides)
+    return judged_cells(results, decides) - exhaustive
+
+
+def decide(results, judged=CELLS, search_only=frozenset()):
+    """One verdict per cell; a cell outside `judged` (and without a violation) is `not run`;
+    a cell in `search_only` says so (differs() reads it)."""
     evidence = [e for r in results for e in r.evidence]
     cells = {c: {"cell": c, "violations": [], "proved": [], "checked": set()} for c in CELLS}
     for e in evidence:
@@ -54,7 +70,8 @@ def decide(results, judged=CELLS):
         c = cells[name]
         patch, arch, door = name.split("/")
         v = {"cell": name, "checked_by": sorted(c["checked"]), "proved": sorted(set(c["proved"])),
-             "found_by": _found_by(c["violations"]), "smallest": _smallest(c["violations"]), "assumption": ""}
+             "found_by": _found_by(c["violations"]), "smallest": _smallest(c["violations"]), "assumption": "",
+             "search_only": name in search_only}
         if name not in judged and not c["violations"]:
             v["verdict"] = NOT_RUN
         elif not c["checked"]:
@@ -117,12 +134,14 @@ def load_expected(path):
     return want
 
 
-def differs(got, want):
-    """A mismatch: an expectation that a judged cell does not meet (`not run` cells are not judged)."""
-    return bool(want) and got not in (want, NOT_RUN)
+def differs(got, want, search_only=False):
+    """A mismatch: an expectation that a judged cell does not meet (`not run` cells are not judged;
+    a search-only cell whose search found less than expected is not decided)."""
+    found_less = search_only and got in RANK and got != "unknown" and RANK[got] < RANK.get(want, -1)
+    return bool(want) and got not in (want, NOT_RUN) and not found_less
 
 
 def compare(verdicts, expected):
     """Cells whose verdict differs from the shipped expectation."""
     return [(c, expected[c], verdicts[c]["verdict"]) for c in CELLS
-            if differs(verdicts[c]["verdict"], expected.get(c, ""))]
+            if differs(verdicts[c]["verdict"], expected.get(c, ""), verdicts[c].get("search_only", False))]

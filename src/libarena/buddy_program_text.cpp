@@ -137,7 +137,9 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			if (!sched::parse_record(w.data() + 1, w.size() - 1, BUDDY_NR_CPUS, 0, &r, &err))
 				return fail(err);
 			p.schedule.push_back(r);
-			p.concurrent = true;
+			// a switch or an NMI needs CPUs running at once; a lock failure
+			// alone happens in a sequential run as well
+			p.concurrent |= r.action != sched::Action::fail;
 			continue;
 		}
 		if (w[0] == "level") {

@@ -63,6 +63,14 @@ private:
 		v_.trace.back() += "  -> " + text;
 		result(i, text);
 	}
+	// Op i's result came from a failed lock: it had no effect (the
+	// linearizability check's candidates skip it with that result).
+	void lock_failed(size_t i)
+	{
+		v_.trace.back() += " (lock failed)";
+		if (i < v_.results.size())
+			v_.results[i] += " (lock failed)";
+	}
 	void result(size_t i, const std::string &text)
 	{
 		if (i >= v_.results.size())
@@ -134,6 +142,32 @@ private:
 		drained_[cpu] = false;
 		return r;
 	}
+	// buddy_lock failures (schedule events) per CPU and NMI depth: a call
+	// whose own context saw one may return the failed lock's error.
+	static constexpr int kMaxNmiDepth = 8;
+	u64 lock_fails_[BUDDY_NR_CPUS][kMaxNmiDepth + 1] = {};
+	int nmi_depth_[BUDDY_NR_CPUS] = {};
+	u64 fails_here(int cpu) const { return lock_fails_[cpu][std::min(nmi_depth_[cpu], kMaxNmiDepth)]; }
+	u64 fails_on(int cpu) const
+	{
+		u64 n = 0;
+		for (u64 f : lock_fails_[cpu])
+			n += f;
+		return n;
+	}
+	u64 op_fails_[BUDDY_NR_CPUS] = {};  // fails_on(cpu) when its current op began
+	// The shadow forgets a free whose lock failed: the object stays its caller's.
+	struct Freed {
+		u64 addr, order, ref;
+	};
+	Freed freeing(u64 a) const { return Freed{a, shadow_.live.at(a), ref_of_.at(a)}; }
+	void unfree(const Freed &f)
+	{
+		if (auto it = std::find(stale_.rbegin(), stale_.rend(), f.addr); it != stale_.rend())
+			stale_.erase(std::next(it).base());
+		add_live(f.addr, f.order, f.ref);
+	}
+	void run_in_order(sched::Strategy *strategy);
 	bool concurrent_ = false;
 	sched::Scheduler *sched_ = nullptr;
 	BuddyVerdict v_;
@@ -301,6 +335,11 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 	Runner *r = static_cast<Runner *>(self);
 	if (!r->v_.ok)
 		return;
+	static const sched::Label &lock_failed = sched::label_named("buddy_lock:failed");
+	if (&label == &lock_failed) {
+		r->lock_fails_[b->cpu][std::min(r->nmi_depth_[b->cpu], kMaxNmiDepth)]++;
+		return;
+	}
 	if (std::string bad = r->point_check(); !bad.empty()) {
 		r->fail(r->cur_op_[b->cpu], "at " + label.name + " on CPU " + std::to_string(b->cpu) + ": " + bad);
 		return;
@@ -326,11 +365,15 @@ bool Runner::alloc(size_t i, buddy_ctx *b, u64 size)
 	const u64 order = size_to_order(size);
 	const u32 owner = arena_.load32(b_.buddy + BUDDY_LOCK);
 	const bool this_cpu_locked = owner == u32(b->cpu) + 1;
+	const u64 fails = fails_here(b->cpu);
 	const u64 a = buddy_alloc(b, size);
 	outcome(i, a ? "object" : "NULL");
+	if (!a && fails_here(b->cpu) != fails)
+		lock_failed(i);
 	// NULL: an invalid size; an NMI at the nmi levels; an NMI over this CPU's lock holder
-	// (before: always; series: unless its cache served it)
-	const bool may_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked));
+	// (before: always; series: unless its cache served it); a failed lock
+	const bool may_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked)) ||
+			      fails_here(b->cpu) != fails;
 	const bool must_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && nmi_level(p_.level)) ||
 			       (b->in_nmi && this_cpu_locked && p_.level == buddy_level::before);
 	if ((!a && !may_null) || (a && must_null))
@@ -352,6 +395,7 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 	sched::InNmi in_nmi;
 	const bool was_busy = busy_[op.cpu];
 	busy_[op.cpu] = true;
+	nmi_depth_[op.cpu]++;
 	result(i, "NMI");
 	v_.trace.push_back("  NMI on CPU " + std::to_string(op.cpu) + (inside ? " at " + op.at : std::string(" between ops")) +
 			   ":");
@@ -379,6 +423,7 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 			outcome(i, "skipped (D2: a cache holds it, or a free in flight)");
 		} else {
 			const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(op.cpu) + 1;
+			std::optional<Freed> freed;
 			int want;
 			if (!addr)
 				want = 0;
@@ -393,15 +438,33 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 					live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
 			} else if (p_.level == buddy_level::before && this_cpu_locked)
 				want = -ETIMEDOUT;
-			else
+			else {
+				if (live(addr))
+					freed = freeing(addr);
 				want = shadow_free(addr);  // before: a plain free; series: cached or deferred
+			}
+			const u64 fails = fails_here(op.cpu);
 			const int ret = buddy_free(&n, addr);
+			const bool failed = ret == -ETIMEDOUT && fails_here(op.cpu) != fails;
+			if (failed) {  // its lock failed: nothing freed
+				if (freed)
+					unfree(*freed);
+				want = ret;
+			}
 			ok = expect(i, "the NMI's free", ret, want);
+			if (failed)
+				lock_failed(i);
 			if (ret == 0 && addr)
 				nmi_freed_.push_back(addr);
 		}
 	}
 	busy_[op.cpu] = was_busy;
+	nmi_depth_[op.cpu]--;
+	// Where an NMI lands, and what its calls find, follow from the locks
+	// that failed in its op before it or in it: events no candidate of the
+	// linearizability check repeats, so that check is off for this run.
+	if (fails_on(op.cpu) != op_fails_[op.cpu] && v_.linearize_note.empty())
+		v_.linearize_note = "linearizability not checked: a lock failed beside an NMI";
 	return ok;
 }
 
@@ -430,6 +493,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	const u64 seq = armed_seq_[c];
 	busy_[c] = true;
 	cur_op_[c] = i;
+	op_fails_[c] = fails_on(c);
 	bool ok = step(i, op);
 	busy_[c] = false;
 	v_.completion.push_back(i);
@@ -480,14 +544,20 @@ bool Runner::step(size_t i, const BuddyOp &op)
 	case BuddyOp::bulk: {
 		const u64 order = size_to_order(op.size);
 		u64 out[32];
-		const int want = op.norder >= BUDDY_CHUNK_NUM_ORDERS ? -EINVAL
+		int want = op.norder >= BUDDY_CHUNK_NUM_ORDERS ? -EINVAL
 				 : order >= BUDDY_CHUNK_NUM_ORDERS || op.norder >= BUDDY_CHUNK_NUM_ORDERS - order ? -ENOMEM
 																    : 0;
 		if (op.norder > 5)
 			return true;  /* out[] holds 32 */
+		const u64 fails = fails_here(op.cpu);
 		const int ret = buddy_alloc_bulk(b, op.size, op.norder, out);
+		const bool failed = want == 0 && ret == -ENOMEM && fails_here(op.cpu) != fails;
+		if (failed)
+			want = ret;  // a failed lock: no memory
 		if (!expect(i, "bulk", ret, want))
 			return false;
+		if (failed)
+			lock_failed(i);
 		for (u64 k = 0; ret == 0 && k < (1u << op.norder); k++) {
 			if (live(out[k]))
 				return fail(i, "I1: bulk handed out a live object again");
@@ -514,11 +584,16 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		// claimed now: no other CPU picks it while this free runs
 		const bool was_live = addr && live(addr);
 		int want = addr && addr % 16 == 0 && !was_live && has_caches(p_.level) ? -EINVAL : 0;
-		if (was_live)
+		std::optional<Freed> freed;
+		if (was_live) {
+			freed = freeing(addr);
 			remove_live(addr);
+		}
 		in_flight_[op.cpu] = addr;
+		const u64 fails = fails_here(op.cpu);
 		const int ret = buddy_free(b, addr);
 		in_flight_[op.cpu] = 0;
+		const bool failed = ret == -ETIMEDOUT && fails_here(op.cpu) != fails;
 		if (with_nmi && armed_[op.cpu] && armed_seq_[op.cpu] == nmi_seq) {
 			const BuddyOp n = *armed_[op.cpu];
 			armed_[op.cpu].reset();  // the free never took the lock (a cache): the NMI comes after it
@@ -537,7 +612,15 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		} else if (addr % 16) {
 			want = -EINVAL;
 		}
-		return expect(i, "free", ret, want);
+		if (failed) {  // nothing freed, nothing drained
+			if (freed)
+				unfree(*freed);
+			want = ret;
+		}
+		const bool ok = expect(i, "free", ret, want);
+		if (failed)
+			lock_failed(i);
+		return ok;
 	}
 	case BuddyOp::free_bulk: {
 		std::vector<u64> addrs;
@@ -549,9 +632,12 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		}
 		int want = 0;
 		bool freed = false;
+		std::vector<Freed> unfreed;
 		if (!addrs.empty()) {
 			for (u64 a : addrs)
 				if (a) {
+					if (live(a))
+						unfreed.push_back(freeing(a));
 					int e = shadow_free(a);
 					freed |= e == 0;
 					want = want ? want : e;
@@ -561,12 +647,22 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		}
 		if (has_caches(p_.level) && freed)
 			want = 0;  // v2: fails only when nothing was freed
+		const u64 fails = fails_here(op.cpu);
 		const int ret = buddy_free_bulk(b, addrs.data(), addrs.size());
 		if (nmi_level(p_.level) && !addrs.empty()) {
 			const int e = take_drain(op.cpu);
 			want = want ? want : e;
 		}
-		return expect(i, "free_bulk", ret, want);
+		const bool failed = ret == -ETIMEDOUT && fails_here(op.cpu) != fails;
+		if (failed) {  // its lock failed: nothing freed
+			for (const Freed &f : unfreed)
+				unfree(f);
+			want = ret;
+		}
+		const bool ok = expect(i, "free_bulk", ret, want);
+		if (failed)
+			lock_failed(i);
+		return ok;
 	}
 	case BuddyOp::store: {
 		if (!resolve_at(i, 0, op.target, &addr) || (pins_ && !live(addr))) {
@@ -599,7 +695,14 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		if (sched_)
 			sched_->join_all();
 		nmi_freed_.clear();
-		if (!expect(i, "buddy_cache_drain_all", buddy_cache_drain_all(b), 0))
+		const u64 fails = fails_here(op.cpu);
+		const int ret = buddy_cache_drain_all(b);
+		if (ret == -ETIMEDOUT && fails_here(op.cpu) != fails) {  // a lock failed: some stay cached
+			outcome(i, std::to_string(ret));
+			lock_failed(i);
+			return true;
+		}
+		if (!expect(i, "buddy_cache_drain_all", ret, 0))
 			return false;
 		// An NMI inside the drain (at buddy_lock:held) frees into its CPU's
 		// LIFO: that object may be cached after the drain, nothing else.
@@ -624,7 +727,14 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		live_order_.clear();
 		stale_.clear();
 		deferred_.clear();
-		return expect(i, "buddy_init", buddy_init(b), 0);
+		const u64 fails = fails_here(op.cpu);
+		const int ret = buddy_init(b);
+		// a failed lock: no chunk yet (-EINVAL, or -ENOMEM when buddy_chunk_get's failed)
+		const bool failed = ret && fails_here(op.cpu) != fails;
+		const bool ok = expect(i, "buddy_init", ret, failed ? ret : 0);
+		if (failed)
+			lock_failed(i);
+		return ok;
 	}
 	return true;
 }
@@ -658,10 +768,55 @@ void Runner::end_nmi(int cpu)
 		check(armed_op_[cpu]);
 }
 
+// A sequential Program with schedule records (lock failures): CPU N's ops
+// are task TN of a scheduler, as in a concurrent run, so that "at TN
+// LABEL#K fail" means the same in both, but each op waits for its turn
+// (program order), and each CPU's armed NMI comes after every op, in CPU
+// order, as without records.
+void Runner::run_in_order(sched::Strategy *strategy)
+{
+	int ncpus = 1;
+	for (const BuddyOp &op : p_.ops)
+		ncpus = std::max(ncpus, op.cpu + 1);
+	sched::Replay replay(p_.schedule);
+	sched::Scheduler s(strategy ? *strategy : replay);
+	s.lockset = false;  // one op at a time, in order: nothing races
+	sched_ = &s;
+	const sched::Label &turn_label = sched::label_named("buddy_runner:turn");
+	size_t turn = 0;
+	for (int c = 0; c < ncpus; c++)
+		s.spawn([this, c, &s, &turn, &turn_label] {
+			auto wait_turn = [&](size_t t) { s.join_wait(&turn, [&] { return turn == t || !v_.ok; }, turn_label); };
+			for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
+				if (p_.ops[i].cpu != c)
+					continue;
+				wait_turn(i);
+				if (v_.ok)
+					op_and_checks(i, p_.ops[i]);
+				turn = i + 1;
+				s.join_wake(&turn);
+			}
+			wait_turn(p_.ops.size() + size_t(c));
+			end_nmi(c);
+			turn++;
+			s.join_wake(&turn);
+		});
+	sched::RunResult r = s.run();
+	sched_ = nullptr;
+	v_.records = r.records;
+	v_.trace_hash = r.trace_hash;
+	if (v_.ok && r.outcome != sched::Outcome::done)
+		fail(p_.ops.size(), std::string("schedule: ") + sched::to_string(r.outcome) + ": " + r.report);
+}
+
 BuddyVerdict Runner::run(sched::Strategy *strategy)
 {
 	if (!start())
 		return v_;
+	if (!p_.concurrent && !p_.schedule.empty()) {
+		run_in_order(strategy);
+		return v_;
+	}
 	if (!p_.concurrent) {
 		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
 			op_and_checks(i, p_.ops[i]);

@@ -87,20 +87,32 @@ private:
 				return false;
 		return true;
 	}
-	void arm(const BuddyOp &op, size_t i)
-	{
-		armed_[op.cpu] = op;
-		armed_op_[op.cpu] = i;
-		armed_seq_[op.cpu]++;
-	}
+	// An NMI handler armed for a point of its CPU's next op (or, inside a
+	// handler, of the handler's next call).
+	struct Armed {
+		BuddyOp block;    // kind nmi (lowered)
+		size_t op = 0;    // the op whose result and object names it takes
+		size_t slot = 0;  // its first target slot in that op
+		int depth = 0;    // the NMI depth it arrives at (0: the CPU's ops)
+		int handler = -1; // the scheduler's id (add_nmi), or -1 without a scheduler
+	};
+	void arm(const BuddyOp &block, size_t i, size_t slot);
+	bool fire(const Armed &a, const std::string &where);
+	void scheduled_nmi(const Armed &a, int h);
+	bool fire_if_left(int cpu, u64 seq, const char *why);
 	bool check(size_t i);
 	std::string point_check();
 	bool check_deferred(size_t i, const char *where);
 	bool op_and_checks(size_t i, const BuddyOp &op);
 	bool step(size_t i, const BuddyOp &op);
 	bool expect(size_t i, const char *what, s64 got, s64 want);
-	bool alloc(size_t i, buddy_ctx *b, u64 size);
-	bool nmi(size_t i, const BuddyOp &op, bool inside);
+	bool alloc(size_t i, buddy_ctx *b, u64 size, u64 k = 0);
+	bool handler(const Armed &a, const std::string &where, bool entered);
+	bool nmi_call(size_t i, const BuddyOp &call, buddy_ctx *n, size_t &slot);
+	bool nmi_free(size_t i, size_t slot, const Target &target, buddy_ctx *n);
+	bool bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t k0);
+	bool free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0);
+	bool store(size_t i, size_t slot, const Target &target, u64 value, bool in_nmi = false);
 	void run_cpu(int cpu);
 	void end_nmi(int cpu);
 	bool last_of_cpu(size_t i) const
@@ -127,10 +139,13 @@ private:
 	std::vector<u64> nmi_freed_;  // what NMIs freed during the current drain: it may go back into a cache
 	bool busy_[BUDDY_NR_CPUS] = {};
 	bool done_[BUDDY_NR_CPUS] = {true, true, true, true};  // (concurrent) a CPU's task has run its ops
-	// An NMI armed for a CPU's next op (at=), the op that armed it, a serial.
-	std::optional<BuddyOp> armed_[BUDDY_NR_CPUS];
-	size_t armed_op_[BUDDY_NR_CPUS] = {};
+	// An NMI armed on a CPU (at=), and a serial.
+	std::optional<Armed> armed_[BUDDY_NR_CPUS];
 	u64 armed_seq_[BUDDY_NR_CPUS] = {};
+	// (under a scheduler) per handler id: it ran, or was replaced before it could
+	std::vector<char> handler_done_;
+	bool firing_ = false;  // the runner, not the schedule, runs the handler now
+	std::string firing_where_;
 	size_t cur_op_[BUDDY_NR_CPUS] = {};
 	u64 in_flight_[BUDDY_NR_CPUS] = {};  // the object a CPU's free is freeing right now
 	// (nmi levels) what the drain inside a CPU's current free predicted, if it ran
@@ -352,15 +367,15 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 		r->drained_[b->cpu] = true;
 		return;
 	}
-	std::optional<BuddyOp> &op = r->armed_[b->cpu];
-	if (b->in_nmi || !op || op->at != label.name)
+	std::optional<Armed> &a = r->armed_[b->cpu];
+	if (!a || a->depth != r->nmi_depth_[b->cpu] || a->block.at != label.name)
 		return;
-	const BuddyOp n = *op;
-	op.reset();
-	r->nmi(r->armed_op_[b->cpu], n, true);
+	const Armed n = *a;
+	a.reset();
+	r->fire(n, "at " + n.block.at);
 }
 
-bool Runner::alloc(size_t i, buddy_ctx *b, u64 size)
+bool Runner::alloc(size_t i, buddy_ctx *b, u64 size, u64 k)
 {
 	const u64 order = size_to_order(size);
 	const u32 owner = arena_.load32(b_.buddy + BUDDY_LOCK);
@@ -382,90 +397,381 @@ bool Runner::alloc(size_t i, buddy_ctx *b, u64 size)
 	if (a && live(a))
 		return fail(i, "I1: alloc handed out a live object again");
 	if (a)
-		add_live(a, order, ref_id(i, 0));
+		add_live(a, order, ref_id(i, k % 256));
 	return true;
 }
 
-// An NMI on op.cpu doing op (nmi_free / nmi_alloc), between ops or (inside)
-// at a named point of that CPU's op.
-bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
+// nmi_free X and nmi_alloc S are one-call handler blocks, and `free X
+// nmi=Y` arms the block "free Y" at buddy_lock:held (buddy_program.h).
+BuddyOp lowered(const BuddyOp &op)
 {
-	buddy_ctx n = cpu_[op.cpu];
-	n.in_nmi = true;
-	sched::InNmi in_nmi;
-	const bool was_busy = busy_[op.cpu];
-	busy_[op.cpu] = true;
-	nmi_depth_[op.cpu]++;
-	result(i, "NMI");
-	v_.trace.push_back("  NMI on CPU " + std::to_string(op.cpu) + (inside ? " at " + op.at : std::string(" between ops")) +
-			   ":");
-	bool ok = true;
+	if (op.kind == BuddyOp::nmi)
+		return op;
+	BuddyOp block, call;
+	block.kind = BuddyOp::nmi;
+	block.cpu = call.cpu = op.cpu;
+	block.at = op.kind == BuddyOp::free ? "buddy_lock:held" : op.at;
 	if (op.kind == BuddyOp::nmi_alloc) {
-		v_.trace.back() += " alloc " + std::to_string(op.size);
-		ok = alloc(i, &n, op.size);
+		call.kind = BuddyOp::alloc;
+		call.size = op.size;
 	} else {
-		u64 addr = 0;
-		v_.trace.back() += " free";
-		// slot 1: the NMI a free carries (nmi=), else the nmi_free's own target
-		const size_t slot = i < p_.ops.size() && p_.ops[i].kind == BuddyOp::free ? 1 : 0;
-		if (!resolve_at(i, slot, op.target, &addr) || ((concurrent_ || pins_) && op.target.kind != Target::live && addr)) {
-			outcome(i, "skipped");
-		} else if (nmi_level(p_.level) && std::find(deferred_.begin(), deferred_.end(), addr) != deferred_.end()) {
-			// Freeing an object twice in NMI links it into the deferred list
-			// twice: a cycle only the may_goto budget ends. A known misuse.
-			outcome(i, "skipped (already freed in NMI)");
-		} else if (has_caches(p_.level) && addr && !live(addr) && addr % 16 == 0 &&
-			   (held(addr) || std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, addr))) {
-			// the interrupted free's own object still has its bit: a double free
-			// the lockless check cannot see, as a cached one's (a libFuzzer
-			// finding); so has one in the LIFO of the CPU the NMI interrupts,
-			// which the cache check skips mid-update (an AFL++ finding)
-			outcome(i, "skipped (D2: a cache holds it, or a free in flight)");
-		} else {
-			const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(op.cpu) + 1;
-			std::optional<Freed> freed;
-			int want;
-			if (!addr)
-				want = 0;
-			else if (nmi_level(p_.level)) {
-				want = addr % BUDDY_MIN_ALLOC_BYTES ? -EINVAL : 0;
-				if (!want)
-					deferred_.push_back(addr);
-				// (concurrent) the deferred list owns it now: no other CPU's
-				// op picks it (sequentially it stays pickable: a free of it is
-				// the double free the drain reports)
-				if (!want && concurrent_)
-					live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
-			} else if (p_.level == buddy_level::before && this_cpu_locked)
-				want = -ETIMEDOUT;
-			else {
-				if (live(addr))
-					freed = freeing(addr);
-				want = shadow_free(addr);  // before: a plain free; series: cached or deferred
-			}
-			const u64 fails = fails_here(op.cpu);
-			const int ret = buddy_free(&n, addr);
-			const bool failed = ret == -ETIMEDOUT && fails_here(op.cpu) != fails;
-			if (failed) {  // its lock failed: nothing freed
-				if (freed)
-					unfree(*freed);
-				want = ret;
-			}
-			ok = expect(i, "the NMI's free", ret, want);
-			if (failed)
-				lock_failed(i);
-			if (ret == 0 && addr)
-				nmi_freed_.push_back(addr);
-		}
+		call.kind = BuddyOp::free;
+		call.target = op.kind == BuddyOp::free ? op.nmi_target : op.target;
 	}
-	busy_[op.cpu] = was_busy;
-	nmi_depth_[op.cpu]--;
+	block.body = {call};
+	return block;
+}
+
+// The object slots a block's calls take in its op (targets, and objects an
+// alloc or bulk names), so that a handler armed now and run later names the
+// same objects in every run.
+size_t count_slots(const BuddyOp &block)
+{
+	size_t n = 0;
+	for (const BuddyOp &c : block.body)
+		n += c.kind == BuddyOp::bulk ? (c.norder <= 5 ? size_t(1) << c.norder : 0)
+		     : c.kind == BuddyOp::free_bulk ? c.targets.size()
+		     : c.kind == BuddyOp::nmi || c.kind == BuddyOp::nmi_free || c.kind == BuddyOp::nmi_alloc ? count_slots(lowered(c))
+		     : 1;
+	return n;
+}
+
+void Runner::arm(const BuddyOp &block, size_t i, size_t slot)
+{
+	const int c = block.cpu;
+	Armed a{block, i, slot, nmi_depth_[c], -1};
+	if (sched_) {  // pending on the CPU's task: the schedule may run it before its point
+		// the runner is the only one to add handlers: the scheduler's ids are these
+		a.handler = int(handler_done_.size());
+		handler_done_.push_back(0);
+		sched_->add_nmi(c, [this, a] { scheduled_nmi(a, a.handler); });
+	}
+	// An NMI armed over one still armed replaces it (as before blocks).
+	if (armed_[c] && armed_[c]->handler >= 0)
+		handler_done_[size_t(armed_[c]->handler)] = 1;
+	armed_[c] = a;
+	armed_seq_[c]++;
+}
+
+// The runner delivers armed NMI `a` now (at its point, or after the call
+// that did not reach it): through the scheduler when there is one.
+bool Runner::fire(const Armed &a, const std::string &where)
+{
+	if (a.handler < 0)
+		return handler(a, where, false);
+	firing_ = true;
+	firing_where_ = where;
+	sched_->nmi_now(a.handler);  // false: the schedule ran it already
+	firing_ = false;
+	return v_.ok;
+}
+
+// Handler h, run by the scheduler: where the runner fires it, or at a
+// decision the schedule chose (a record "at TN LABEL#K nmi Nh").
+void Runner::scheduled_nmi(const Armed &a, int h)
+{
+	if (handler_done_[size_t(h)] || !v_.ok)
+		return;
+	handler_done_[size_t(h)] = 1;
+	const int c = a.block.cpu;
+	std::string where = firing_where_;
+	if (!firing_) {
+		if (armed_[c] && armed_[c]->handler == h)
+			armed_[c].reset();
+		where = "where the schedule ran it";
+		// the linearizability candidates run it at its point, not here
+		if (v_.linearize_note.empty())
+			v_.linearize_note = "linearizability not checked: the schedule placed an NMI";
+	}
+	firing_ = false;
+	handler(a, where, true);
+}
+
+// A nested NMI armed in this context and not delivered by the end of the
+// call (or handler) after which it comes.
+bool Runner::fire_if_left(int c, u64 seq, const char *why)
+{
+	if (!armed_[c] || armed_seq_[c] != seq || armed_[c]->depth != nmi_depth_[c])
+		return true;
+	const Armed n = *armed_[c];
+	armed_[c].reset();
+	v_.trace.push_back("  (" + n.block.at + " not reached: the NMI comes after the " + why + ")");
+	return fire(n, "after it");
+}
+
+// An NMI handler on a.block.cpu: its calls in NMI context, in order.
+// entered: the scheduler has entered NMI context (run_nmi).
+bool Runner::handler(const Armed &a, const std::string &where, bool entered)
+{
+	const int c = a.block.cpu;
+	buddy_ctx n = cpu_[c];
+	n.in_nmi = true;
+	std::optional<sched::InNmi> in_nmi;
+	if (!entered)
+		in_nmi.emplace();
+	const bool was_busy = busy_[c];
+	busy_[c] = true;
+	nmi_depth_[c]++;
+	result(a.op, "NMI");
+	size_t slot = a.slot;
+	bool ok = true;
+	for (size_t k = 0; k < a.block.body.size() && ok && v_.ok; k++) {
+		v_.trace.push_back("  NMI on CPU " + std::to_string(c) + (k ? ", then" : " " + where) + ":");
+		ok = nmi_call(a.op, a.block.body[k], &n, slot);
+	}
+	busy_[c] = was_busy;
+	nmi_depth_[c]--;
 	// Where an NMI lands, and what its calls find, follow from the locks
 	// that failed in its op before it or in it: events no candidate of the
 	// linearizability check repeats, so that check is off for this run.
-	if (fails_on(op.cpu) != op_fails_[op.cpu] && v_.linearize_note.empty())
+	if (fails_on(c) != op_fails_[c] && v_.linearize_note.empty())
 		v_.linearize_note = "linearizability not checked: a lock failed beside an NMI";
 	return ok;
+}
+
+// One call of a handler, in NMI context; a nested NMI it arms comes inside
+// the handler's next call (at its point) or after that call.
+bool Runner::nmi_call(size_t i, const BuddyOp &call, buddy_ctx *n, size_t &slot)
+{
+	const int c = n->cpu;
+	const u64 seq = armed_seq_[c];
+	const bool pending = armed_[c] && armed_[c]->depth == nmi_depth_[c];
+	bool ok = true;
+	switch (call.kind) {
+	case BuddyOp::alloc:
+		v_.trace.back() += " alloc " + std::to_string(call.size);
+		ok = alloc(i, n, call.size, slot++);
+		break;
+	case BuddyOp::free:
+		v_.trace.back() += " free";
+		ok = nmi_free(i, slot++, call.target, n);
+		break;
+	case BuddyOp::bulk:
+		v_.trace.back() += " " + format_buddy_op(call);
+		ok = bulk(i, n, call, slot);
+		slot += count_slots(BuddyOp{BuddyOp::nmi, 0, 0, {}, {}, false, {}, 0, 0, {}, {call}});
+		break;
+	case BuddyOp::free_bulk:
+		v_.trace.back() += " " + format_buddy_op(call);
+		ok = free_bulk(i, n, call, slot);
+		slot += call.targets.size();
+		break;
+	case BuddyOp::store:
+		v_.trace.back() += " store";
+		ok = store(i, slot++, call.target, call.value, true);
+		break;
+	case BuddyOp::nmi:
+	case BuddyOp::nmi_free:
+	case BuddyOp::nmi_alloc: {
+		const BuddyOp block = lowered(call);
+		v_.trace.back() += " a nested NMI";
+		const size_t first = slot;
+		slot += count_slots(block);
+		if (block.at.empty())
+			return handler(Armed{block, i, first, nmi_depth_[c], -1}, "between the handler's calls", false);
+		arm(block, i, first);
+		return true;
+	}
+	case BuddyOp::reinit:
+	case BuddyOp::drain:
+		break;  // the parser keeps them out of handlers
+	}
+	return ok && (!pending || fire_if_left(c, seq, "handler's call"));
+}
+
+// A handler's free (nmi_free's): the level's NMI rule, predicted.
+bool Runner::nmi_free(size_t i, size_t slot, const Target &target, buddy_ctx *n)
+{
+	bool ok = true;
+	u64 addr = 0;
+	if (!resolve_at(i, slot, target, &addr) || ((concurrent_ || pins_) && target.kind != Target::live && addr)) {
+		outcome(i, "skipped");
+	} else if (nmi_level(p_.level) && std::find(deferred_.begin(), deferred_.end(), addr) != deferred_.end()) {
+		// Freeing an object twice in NMI links it into the deferred list
+		// twice: a cycle only the may_goto budget ends. A known misuse.
+		outcome(i, "skipped (already freed in NMI)");
+	} else if (has_caches(p_.level) && addr && !live(addr) && addr % 16 == 0 &&
+		   (held(addr) || std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, addr))) {
+		// the interrupted free's own object still has its bit: a double free
+		// the lockless check cannot see, as a cached one's (a libFuzzer
+		// finding); so has one in the LIFO of the CPU the NMI interrupts,
+		// which the cache check skips mid-update (an AFL++ finding)
+		outcome(i, "skipped (D2: a cache holds it, or a free in flight)");
+	} else {
+		const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(n->cpu) + 1;
+		std::optional<Freed> freed;
+		int want;
+		if (!addr)
+			want = 0;
+		else if (nmi_level(p_.level)) {
+			want = addr % BUDDY_MIN_ALLOC_BYTES ? -EINVAL : 0;
+			if (!want)
+				deferred_.push_back(addr);
+			// (concurrent) the deferred list owns it now: no other CPU's
+			// op picks it (sequentially it stays pickable: a free of it is
+			// the double free the drain reports)
+			if (!want && concurrent_)
+				live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
+		} else if (p_.level == buddy_level::before && this_cpu_locked)
+			want = -ETIMEDOUT;
+		else {
+			if (live(addr))
+				freed = freeing(addr);
+			want = shadow_free(addr);  // before: a plain free; series: cached or deferred
+		}
+		const u64 fails = fails_here(n->cpu);
+		const int ret = buddy_free(n, addr);
+		const bool failed = ret == -ETIMEDOUT && fails_here(n->cpu) != fails;
+		if (failed) {  // its lock failed: nothing freed
+			if (freed)
+				unfree(*freed);
+			want = ret;
+		}
+		ok = expect(i, "the NMI's free", ret, want);
+		if (failed)
+			lock_failed(i);
+		if (ret == 0 && addr)
+			nmi_freed_.push_back(addr);
+	}
+	return ok;
+}
+
+// bulk: buddy_alloc_bulk of 2^norder objects, named k0, k0 + 1, ... in op i.
+// In NMI it never refills at the nmi levels, and the lock over this CPU's
+// holder gives -ETIMEDOUT: -ENOMEM.
+bool Runner::bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t k0)
+{
+	const u64 order = size_to_order(op.size);
+	const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(b->cpu) + 1;
+	u64 out[32];
+	int want = op.norder >= BUDDY_CHUNK_NUM_ORDERS ? -EINVAL
+		   : order >= BUDDY_CHUNK_NUM_ORDERS || op.norder >= BUDDY_CHUNK_NUM_ORDERS - order ? -ENOMEM
+												  : 0;
+	if (op.norder > 5)
+		return true;  /* out[] holds 32 */
+	if (want == 0 && b->in_nmi && (nmi_level(p_.level) || this_cpu_locked))
+		want = -ENOMEM;
+	const u64 fails = fails_here(b->cpu);
+	const int ret = buddy_alloc_bulk(b, op.size, op.norder, out);
+	const bool failed = want == 0 && ret == -ENOMEM && fails_here(b->cpu) != fails;
+	if (failed)
+		want = ret;  // a failed lock: no memory
+	if (!expect(i, "bulk", ret, want))
+		return false;
+	if (failed)
+		lock_failed(i);
+	for (u64 k = 0; ret == 0 && k < (1u << op.norder); k++) {
+		if (live(out[k]))
+			return fail(i, "I1: bulk handed out a live object again");
+		add_live(out[k], order, ref_id(i, (k0 + k) % 256));
+	}
+	return true;
+}
+
+// free_bulk: its targets are slots slot0, slot0 + 1, ... of op i. In NMI
+// (past before) buddy_free_bulk chains the objects and defers them all with
+// one push, checking nothing: a handler's free_bulk frees live objects only,
+// each once (an unaligned one's link would land in its neighbour, as
+// buddy_free's NMI path checks and H's did not).
+bool Runner::free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0)
+{
+	const int c = b->cpu;
+	std::vector<u64> addrs;
+	for (const Target &t : op.targets) {
+		u64 a = 0;
+		if (!((concurrent_ || pins_ || b->in_nmi) && t.kind != Target::live && t.kind != Target::null))
+			resolve_at(i, slot0 + addrs.size(), t, &a);
+		if (a && b->in_nmi &&
+		    (std::count(addrs.begin(), addrs.end(), a) || std::count(deferred_.begin(), deferred_.end(), a) ||
+		     std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, a) || !live(a)))
+			a = 0;  // a double free in NMI (the runner's nmi_free skips it too)
+		addrs.push_back(a);
+	}
+	if (b->in_nmi && p_.level != buddy_level::before) {
+		const int ret = buddy_free_bulk(b, addrs.data(), addrs.size());
+		// the chain first -> ... -> last, spliced in at the head
+		for (auto it = addrs.rbegin(); it != addrs.rend(); ++it)
+			if (*it) {
+				if (nmi_level(p_.level))
+					deferred_.push_back(*it);
+				else
+					shadow_free(*it);  // series: the deferred list is a cache to its checks
+				if (nmi_level(p_.level) && concurrent_)
+					live_order_.erase(std::find(live_order_.begin(), live_order_.end(), *it));
+				nmi_freed_.push_back(*it);
+			}
+		return expect(i, "the NMI's free_bulk", ret, 0);
+	}
+	const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(c) + 1;
+	if (b->in_nmi && this_cpu_locked)  // before: the lock over its holder times out
+		return expect(i, "the NMI's free_bulk", buddy_free_bulk(b, addrs.data(), addrs.size()), addrs.empty() ? 0 : -ETIMEDOUT);
+	int want = 0;
+	bool freed = false;
+	std::vector<Freed> unfreed;
+	if (!addrs.empty()) {
+		for (u64 a : addrs)
+			if (a) {
+				if (live(a))
+					unfreed.push_back(freeing(a));
+				int e = shadow_free(a);
+				freed |= e == 0;
+				want = want ? want : e;
+			}
+		if (nmi_level(p_.level))
+			drained_[c] = false;  // predicted at the drain's point, inside the call
+	}
+	if (has_caches(p_.level) && freed)
+		want = 0;  // v2: fails only when nothing was freed
+	const u64 fails = fails_here(c);
+	const int ret = buddy_free_bulk(b, addrs.data(), addrs.size());
+	if (nmi_level(p_.level) && !addrs.empty()) {
+		const int e = take_drain(c);
+		want = want ? want : e;
+	}
+	const bool failed = ret == -ETIMEDOUT && fails_here(c) != fails;
+	if (failed) {  // its lock failed: nothing freed
+		for (const Freed &f : unfreed)
+			unfree(f);
+		want = ret;
+	}
+	const bool ok = expect(i, "free_bulk", ret, want);
+	if (failed)
+		lock_failed(i);
+	return ok;
+}
+
+// A store into a live object: the user's, through the mapping (a fault
+// may map the page), or a handler's (in_nmi): a BPF program writing
+// through the kernel view, as the allocator does (no fault, no mmap lock).
+bool Runner::store(size_t i, size_t slot, const Target &target, u64 value, bool in_nmi)
+{
+	u64 addr = 0;
+	if (!resolve_at(i, slot, target, &addr) || (pins_ && !live(addr))) {
+		outcome(i, "skipped");
+		return true;
+	}
+	const u64 size = 16ull << shadow_.live[addr];
+	// An object with any address of it freed in NMI is not the user's any
+	// more: the deferred push wrote its link at that address, unchecked
+	// (an interior or unaligned free is refused only at the drain).
+	if (std::any_of(deferred_.begin(), deferred_.end(), [&](u64 d) { return d >= addr && d < addr + size; })) {
+		outcome(i, "skipped");
+		return true;
+	}
+	const u64 off = 8 * ((value >> 3) % (size / 8));
+	// (concurrent) held by this CPU while it stores: out of the others' reach
+	if (concurrent_)
+		live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
+	int sig = 0;
+	if (in_nmi) {
+		arena_.store64(addr + off, value);
+	} else {
+		sig = arena_.machine().store(0, addr + off, 8, value).sig;
+		arena_.written(addr + off, addr + off + 8);  // around the Arena: the checker is told here
+	}
+	if (concurrent_)
+		live_order_.push_back(addr);
+	return expect(i, "a user store into the object", sig, 0);
 }
 
 bool Runner::would_skip(const BuddyOp &op, size_t i)
@@ -497,22 +803,14 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	bool ok = step(i, op);
 	busy_[c] = false;
 	v_.completion.push_back(i);
-	if (ok && pending && armed_[c] && armed_seq_[c] == seq) {
-		const BuddyOp n = *armed_[c];
-		armed_[c].reset();
-		v_.trace.push_back("  (" + n.at + " not reached: the NMI comes after the op)");
-		ok = nmi(armed_op_[c], n, false);
-	}
+	if (ok && pending)
+		ok = fire_if_left(c, seq, "op");
 	return ok && check(i);
 }
 
 bool Runner::step(size_t i, const BuddyOp &op)
 {
-	BuddyProgram one;
-	one.ops = {op};
-	std::string text = format_buddy_program(one);
-	text = text.substr(text.find('\n') + 1);
-	text.pop_back();
+	const std::string text = format_buddy_op(op);
 	v_.trace.push_back(concurrent_ ? "T" + std::to_string(op.cpu) + ": " + text : text);
 	buddy_ctx *b = &cpu_[op.cpu];
 	u64 addr = 0;
@@ -536,35 +834,14 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		return alloc(i, b, op.size);
 	case BuddyOp::nmi_alloc:
 	case BuddyOp::nmi_free:
+	case BuddyOp::nmi:
 		if (op.at.empty())
-			return nmi(i, op, false);
-		arm(op, i);
+			return handler(Armed{lowered(op), i, 0, 0, -1}, "between ops", false);
+		arm(lowered(op), i, 0);
 		outcome(i, "armed");
 		return true;
-	case BuddyOp::bulk: {
-		const u64 order = size_to_order(op.size);
-		u64 out[32];
-		int want = op.norder >= BUDDY_CHUNK_NUM_ORDERS ? -EINVAL
-				 : order >= BUDDY_CHUNK_NUM_ORDERS || op.norder >= BUDDY_CHUNK_NUM_ORDERS - order ? -ENOMEM
-																    : 0;
-		if (op.norder > 5)
-			return true;  /* out[] holds 32 */
-		const u64 fails = fails_here(op.cpu);
-		const int ret = buddy_alloc_bulk(b, op.size, op.norder, out);
-		const bool failed = want == 0 && ret == -ENOMEM && fails_here(op.cpu) != fails;
-		if (failed)
-			want = ret;  // a failed lock: no memory
-		if (!expect(i, "bulk", ret, want))
-			return false;
-		if (failed)
-			lock_failed(i);
-		for (u64 k = 0; ret == 0 && k < (1u << op.norder); k++) {
-			if (live(out[k]))
-				return fail(i, "I1: bulk handed out a live object again");
-			add_live(out[k], order, ref_id(i, k));
-		}
-		return true;
-	}
+	case BuddyOp::bulk:
+		return bulk(i, b, op, 0);
 	case BuddyOp::free: {
 		if (!resolve_at(i, 0, op.target, &addr) || concurrent_skip(op.target)) {
 			outcome(i, "skipped");
@@ -572,13 +849,8 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		}
 		const bool with_nmi = op.has_nmi && addr && !armed_[op.cpu];
 		u64 nmi_seq = 0;
-		if (with_nmi) {  // an NMI frees nmi_target at lock_held
-			BuddyOp n;
-			n.kind = BuddyOp::nmi_free;
-			n.target = op.nmi_target;
-			n.cpu = op.cpu;
-			n.at = "buddy_lock:held";
-			arm(n, i);
+		if (with_nmi) {  // an NMI frees nmi_target at lock_held (slot 1)
+			arm(lowered(op), i, 1);
 			nmi_seq = armed_seq_[op.cpu];
 		}
 		// claimed now: no other CPU picks it while this free runs
@@ -594,13 +866,9 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		const int ret = buddy_free(b, addr);
 		in_flight_[op.cpu] = 0;
 		const bool failed = ret == -ETIMEDOUT && fails_here(op.cpu) != fails;
-		if (with_nmi && armed_[op.cpu] && armed_seq_[op.cpu] == nmi_seq) {
-			const BuddyOp n = *armed_[op.cpu];
-			armed_[op.cpu].reset();  // the free never took the lock (a cache): the NMI comes after it
-			v_.trace.push_back("  (buddy_lock:held not reached: the NMI comes after the op)");
-			if (!nmi(i, n, false))
-				return false;
-		}
+		// the free never took the lock (a cache, a failed lock): the NMI comes after it
+		if (with_nmi && !fire_if_left(op.cpu, nmi_seq, "op"))
+			return false;
 		if (!addr) {
 			want = 0;
 		} else if (!has_caches(p_.level)) {
@@ -622,71 +890,10 @@ bool Runner::step(size_t i, const BuddyOp &op)
 			lock_failed(i);
 		return ok;
 	}
-	case BuddyOp::free_bulk: {
-		std::vector<u64> addrs;
-		for (const Target &t : op.targets) {
-			u64 a = 0;
-			if (!concurrent_skip(t))
-				resolve_at(i, addrs.size(), t, &a);
-			addrs.push_back(a);
-		}
-		int want = 0;
-		bool freed = false;
-		std::vector<Freed> unfreed;
-		if (!addrs.empty()) {
-			for (u64 a : addrs)
-				if (a) {
-					if (live(a))
-						unfreed.push_back(freeing(a));
-					int e = shadow_free(a);
-					freed |= e == 0;
-					want = want ? want : e;
-				}
-			if (nmi_level(p_.level))
-				drained_[op.cpu] = false;  // predicted at the drain's point, inside the call
-		}
-		if (has_caches(p_.level) && freed)
-			want = 0;  // v2: fails only when nothing was freed
-		const u64 fails = fails_here(op.cpu);
-		const int ret = buddy_free_bulk(b, addrs.data(), addrs.size());
-		if (nmi_level(p_.level) && !addrs.empty()) {
-			const int e = take_drain(op.cpu);
-			want = want ? want : e;
-		}
-		const bool failed = ret == -ETIMEDOUT && fails_here(op.cpu) != fails;
-		if (failed) {  // its lock failed: nothing freed
-			for (const Freed &f : unfreed)
-				unfree(f);
-			want = ret;
-		}
-		const bool ok = expect(i, "free_bulk", ret, want);
-		if (failed)
-			lock_failed(i);
-		return ok;
-	}
-	case BuddyOp::store: {
-		if (!resolve_at(i, 0, op.target, &addr) || (pins_ && !live(addr))) {
-			outcome(i, "skipped");
-			return true;
-		}
-		const u64 size = 16ull << shadow_.live[addr];
-		// An object with any address of it freed in NMI is not the user's any
-		// more: the deferred push wrote its link at that address, unchecked
-		// (an interior or unaligned free is refused only at the drain).
-		if (std::any_of(deferred_.begin(), deferred_.end(), [&](u64 d) { return d >= addr && d < addr + size; })) {
-			outcome(i, "skipped");
-			return true;
-		}
-		const u64 off = 8 * ((op.value >> 3) % (size / 8));
-		// (concurrent) held by this CPU while it stores: out of the others' reach
-		if (concurrent_)
-			live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
-		const int sig = arena_.machine().store(0, addr + off, 8, op.value).sig;
-		arena_.written(addr + off, addr + off + 8);  // around the Arena: the checker is told here
-		if (concurrent_)
-			live_order_.push_back(addr);
-		return expect(i, "a user store into the object", sig, 0);
-	}
+	case BuddyOp::free_bulk:
+		return free_bulk(i, b, op, 0);
+	case BuddyOp::store:
+		return store(i, 0, op.target, op.value);
 	case BuddyOp::drain: {
 		if (concurrent_ && !alone(op.cpu)) {
 			outcome(i, "skipped (another CPU still runs ops)");
@@ -762,10 +969,10 @@ void Runner::end_nmi(int cpu)
 {
 	if (!v_.ok || !armed_[cpu])
 		return;
-	const BuddyOp n = *armed_[cpu];
+	const Armed n = *armed_[cpu];
 	armed_[cpu].reset();
-	if (nmi(armed_op_[cpu], n, false))
-		check(armed_op_[cpu]);
+	if (fire(n, "between ops"))
+		check(n.op);
 }
 
 // A sequential Program with schedule records (lock failures): CPU N's ops

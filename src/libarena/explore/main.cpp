@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 		std::printf("; bounded search %llu%s)", (unsigned long long)r.bounded,
 			    r.bounded_exhausted ? ", exhausted" : "");
 		if (r.linearize_unchecked)
-			std::printf(" (linearizability not checked on %llu: too many orders, or a lock failed beside an NMI)",
+			std::printf(" (linearizability not checked on %llu: too many orders, a lock failed beside an NMI, or the schedule placed one)",
 				    (unsigned long long)r.linearize_unchecked);
 		if (!r.finding) {
 			std::printf(", no finding\n");

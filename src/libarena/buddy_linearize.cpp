@@ -51,6 +51,10 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	// (the runner's note: a lock failed beside an NMI; buddy_runner.cpp)
 	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size() || !v.linearize_note.empty())
 		return;
+	if (!p.joins.empty()) {  // the candidates would have to keep every group before the next
+		v.linearize_note = "linearizability not checked: several groups";
+		return;
+	}
 	const std::vector<BuddyOp> &ops = p.ops;  // op ids are program indices
 	OrderSearch search;
 	for (size_t id = 0; id < ops.size(); id++) {

@@ -28,6 +28,7 @@
 //       free live:1                      # handler's next call, or none: right
 //     end                                # there); at= and its absence as for
 //   end                                  # nmi_free
+//   join                         # (concurrent) a barrier: every CPU runs its ops above first
 //   concurrent                   # each CPU's ops run as one task of the scheduler
 //   at T0 buddy_cache_free:claimed#1 switch T1   # a schedule record (concurrent)
 //   at T0 buddy_lock:timeout#2 fail              # a lock failure (any Program)
@@ -79,6 +80,10 @@ struct BuddyProgram {
 	buddy_level level = buddy_level::before;
 	std::vector<BuddyOp> ops;
 	bool concurrent = false;
+	// (concurrent) a `join` line before op k: a barrier every CPU reaches
+	// (having run its ops before it) before any runs an op after it.
+	// Ascending, 0 < k < ops.size().
+	std::vector<size_t> joins;
 	std::vector<sched::Record> schedule;  // concurrent: the non-default picks
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The text form of allocator Programs (buddy_program.h): format and parse,
 // round-tripping exactly.
+#include <algorithm>
 #include <sstream>
 
 #include "libarena/buddy_program.h"
@@ -127,7 +128,10 @@ std::string format_buddy_op(const BuddyOp &op)
 std::string format_buddy_program(const BuddyProgram &p)
 {
 	std::string s = std::string("level ") + to_string(p.level) + "\n";
-	for (const BuddyOp &op : p.ops) {
+	for (size_t i = 0; i < p.ops.size(); i++) {
+		if (std::count(p.joins.begin(), p.joins.end(), i))
+			s += "join\n";
+		const BuddyOp &op = p.ops[i];
 		format_op(s, op, "", false);
 		s += "\n";
 	}
@@ -143,6 +147,7 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 	BuddyProgram p;
 	std::vector<BuddyOp> blocks;  // the nmi blocks open at this line, outermost first
 	std::vector<std::pair<int, std::vector<std::string>>> records;  // line, words
+	std::vector<int> join_lines;
 	std::istringstream in(text);
 	std::string line;
 	int no = 0;
@@ -173,8 +178,15 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			continue;
 		}
 		if (!blocks.empty() && (w[0] == "concurrent" || w[0] == "at" || w[0] == "level" || w[0] == "reinit" ||
-					w[0] == "drain"))
+					w[0] == "drain" || w[0] == "join"))
 			return fail("'" + w[0] + "' inside an 'nmi' block (close it with 'end')");
+		if (w[0] == "join" && w.size() == 1) {
+			if (p.ops.empty() || (!p.joins.empty() && p.joins.back() == p.ops.size()))
+				return fail("'join' must stand between two ops");
+			p.joins.push_back(p.ops.size());
+			join_lines.push_back(no);
+			continue;
+		}
 		if (w[0] == "concurrent" && w.size() == 1) {
 			p.concurrent = true;
 			continue;
@@ -292,6 +304,14 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 		// a switch or an NMI needs CPUs running at once; a lock failure
 		// alone happens in a sequential run as well
 		p.concurrent |= r.action != sched::Action::fail;
+	}
+	if (!p.joins.empty() && p.joins.back() == p.ops.size()) {
+		no = join_lines.back();
+		return fail("'join' must stand between two ops");
+	}
+	if (!p.joins.empty() && !p.concurrent) {
+		no = join_lines.front();
+		return fail("'join' in a sequential Program (a barrier between CPUs: add 'concurrent')");
 	}
 	return p;
 }

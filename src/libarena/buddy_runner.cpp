@@ -114,6 +114,9 @@ private:
 	bool free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0);
 	bool store(size_t i, size_t slot, const Target &target, u64 value, bool in_nmi = false);
 	void run_cpu(int cpu);
+	void barrier(size_t g);
+	std::vector<int> arrived_;  // (concurrent) per join: the CPUs that reached it
+	int ncpus_ = 1;
 	void end_nmi(int cpu);
 	bool last_of_cpu(size_t i) const
 	{
@@ -958,10 +961,28 @@ bool Runner::start()
 
 void Runner::run_cpu(int cpu)
 {
-	for (size_t i = 0; i < p_.ops.size() && v_.ok; i++)
+	size_t g = 0;  // the joins passed
+	for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
+		for (; g < p_.joins.size() && p_.joins[g] <= i && v_.ok; g++)
+			barrier(g);
 		if (p_.ops[i].cpu == cpu)
 			op_and_checks(i, p_.ops[i]);
+	}
 	end_nmi(cpu);
+}
+
+// A `join` (concurrent): this CPU has run its ops before join g; it waits
+// (Scheduler::join_wait) until every CPU has. The last to arrive orders all
+// that came before after all that comes after (the lockset's join_all).
+void Runner::barrier(size_t g)
+{
+	static const sched::Label &join = sched::label_named("buddy_runner:join");
+	if (++arrived_[g] == ncpus_) {
+		sched_->join_all();
+		sched_->join_wake(&arrived_);
+		return;
+	}
+	sched_->join_wait(&arrived_, [this, g] { return arrived_[g] == ncpus_ || !v_.ok; }, join);
 }
 
 // An NMI armed by the CPU's last op comes at the end (of its task, when concurrent).
@@ -1043,6 +1064,8 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 	sched::Replay replay(p_.schedule);
 	sched::Scheduler s(strategy ? *strategy : replay);
 	sched_ = &s;
+	ncpus_ = ncpus;
+	arrived_.assign(p_.joins.size(), 0);
 	s.on_point = [this] { return v_.ok ? point_check() : std::string(); };
 	for (int c = 0; c < ncpus; c++) {
 		done_[c] = false;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The allocator's NMI vocabulary: handler blocks (several calls, nested
-// blocks), the old one-call forms as blocks, and handlers a schedule places
-// (records "nmi N") replaying from their text.
+// The allocator's concurrency vocabulary: NMI handler blocks (several
+// calls, nested blocks), the old one-call forms as blocks, handlers a
+// schedule places (records "nmi N") replaying from their text, and joins.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -158,6 +159,52 @@ TEST(BuddyNmi, AHandlerTheSchedulePlacesReplaysFromItsText)
 		EXPECT_EQ(w.trace_hash, v.trace_hash);
 	}
 	EXPECT_GT(placed, 3u);
+}
+
+}  // namespace fl::libarena
+
+namespace fl::libarena {
+
+// `join` in a concurrent Program: every CPU runs its ops above it before
+// any runs an op below it: both allocs complete before either free in every
+// schedule; without the join some schedule has CPU 1 free first.
+TEST(BuddyJoin, ABarrierOrdersTheGroups)
+{
+	const std::string text = "level series\nalloc 64\nalloc 64 cpu=1\njoin\nfree live:1 cpu=1\nfree live:0\nconcurrent\n";
+	BuddyProgram p = parse(text);
+	EXPECT_EQ(format_buddy_program(p), text);
+	EXPECT_EQ(p.joins, std::vector<size_t>{2});
+	BuddyProgram q = p;
+	q.joins.clear();
+	size_t reordered_without = 0;
+	auto allocs_first = [](const BuddyVerdict &v) {
+		return v.completion.size() >= 4 && std::max(v.completion[0], v.completion[1]) < 2;
+	};
+	for (uint64_t seed = 1; seed <= 30; seed++) {
+		sched::RandomWalk a(seed), b(seed);
+		const BuddyVerdict v = run_buddy_program(p, a), w = run_buddy_program(q, b);
+		ASSERT_TRUE(v.ok) << v.what;
+		EXPECT_TRUE(allocs_first(v)) << seed;
+		EXPECT_EQ(v.results[2], "0");
+		EXPECT_EQ(v.results[3], "0");
+		EXPECT_EQ(v.linearize_note, "linearizability not checked: several groups");
+		ASSERT_TRUE(w.ok) << w.what;
+		reordered_without += !allocs_first(w);
+		// the records replay from the text
+		BuddyProgram r = p;
+		r.schedule = v.records;
+		const BuddyVerdict again = run_buddy_program(parse(format_buddy_program(r)));
+		EXPECT_EQ(again.results, v.results);
+		EXPECT_EQ(again.trace_hash, v.trace_hash);
+	}
+	EXPECT_GT(reordered_without, 0u);
+	std::string err;
+	EXPECT_FALSE(parse_buddy_program("alloc 1\njoin\nalloc 1 cpu=1\n", &err));
+	EXPECT_EQ(err, "line 2: 'join' in a sequential Program (a barrier between CPUs: add 'concurrent')");
+	EXPECT_FALSE(parse_buddy_program("concurrent\njoin\nalloc 1\n", &err));
+	EXPECT_EQ(err, "line 2: 'join' must stand between two ops");
+	EXPECT_FALSE(parse_buddy_program("concurrent\nalloc 1\njoin\n", &err));
+	EXPECT_EQ(err, "line 3: 'join' must stand between two ops");
 }
 
 }  // namespace fl::libarena

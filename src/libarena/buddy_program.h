@@ -40,8 +40,8 @@
 // order they are armed (a block with at=, or the nmi= of a free).
 //
 // Sequential Programs run their ops in order, each on its CPU; concurrent
-// ones run CPU N's ops as task TN, interleaved by the schedule. A switch or
-// nmi record makes a Program concurrent; fail records alone do not (a
+// ones run CPU N's ops as task TN, interleaved by the schedule. A switch
+// record makes a Program concurrent; fail and nmi records do not (a
 // sequential Program with records runs each CPU as task TN, in program order).
 // Binary form: any byte string decodes (decode_buddy_program), for fuzzers.
 #pragma once
@@ -81,8 +81,8 @@ struct BuddyProgram {
 	std::vector<BuddyOp> ops;
 	bool concurrent = false;
 	// (concurrent) a `join` line before op k: a barrier every CPU reaches
-	// (having run its ops before it) before any runs an op after it.
-	// Ascending, 0 < k < ops.size().
+	// (having run its ops before it) before any runs an op after it
+	// (sequentially a no-op). Ascending, 0 < k < ops.size().
 	std::vector<size_t> joins;
 	std::vector<sched::Record> schedule;  // concurrent: the non-default picks
 };

@@ -301,17 +301,13 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 		if (!sched::parse_record(rw.data() + 1, rw.size() - 1, BUDDY_NR_CPUS, int(handlers), &r, &err))
 			return fail(err);
 		p.schedule.push_back(r);
-		// a switch or an NMI needs CPUs running at once; a lock failure
-		// alone happens in a sequential run as well
-		p.concurrent |= r.action != sched::Action::fail;
+		// a switch needs CPUs running at once; a lock failure or an NMI
+		// happens in a sequential run as well
+		p.concurrent |= r.action == sched::Action::switch_to;
 	}
 	if (!p.joins.empty() && p.joins.back() == p.ops.size()) {
 		no = join_lines.back();
 		return fail("'join' must stand between two ops");
-	}
-	if (!p.joins.empty() && !p.concurrent) {
-		no = join_lines.front();
-		return fail("'join' in a sequential Program (a barrier between CPUs: add 'concurrent')");
 	}
 	return p;
 }

@@ -1006,8 +1006,21 @@ void Runner::run_in_order(sched::Strategy *strategy)
 	int ncpus = 1;
 	for (const BuddyOp &op : p_.ops)
 		ncpus = std::max(ncpus, op.cpu + 1);
+	// Only the strategy's fail and NMI answers: which waiting task checks
+	// its turn first changes nothing, and a switch record would make the
+	// Program's text concurrent.
+	struct EventsOnly final : sched::Strategy {
+		sched::Strategy *s;
+		explicit EventsOnly(sched::Strategy *inner) : s(inner) {}
+		void begin(int n) override { s->begin(n); }
+		int pick(const sched::Decision &d) override { return d.default_choice; }
+		bool fail(const sched::Decision &d) override { return s->fail(d); }
+		int nmi(const sched::Decision &d, const std::vector<int> &pending) override { return s->nmi(d, pending); }
+		std::string divergence() const override { return s->divergence(); }
+	};
 	sched::Replay replay(p_.schedule);
-	sched::Scheduler s(strategy ? *strategy : replay);
+	EventsOnly events(strategy ? strategy : &replay);
+	sched::Scheduler s(events);
 	s.lockset = false;  // one op at a time, in order: nothing races
 	sched_ = &s;
 	const sched::Label &turn_label = sched::label_named("buddy_runner:turn");
@@ -1041,7 +1054,7 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 {
 	if (!start())
 		return v_;
-	if (!p_.concurrent && !p_.schedule.empty()) {
+	if (!p_.concurrent && (!p_.schedule.empty() || strategy)) {  // records, or a strategy's events
 		run_in_order(strategy);
 		return v_;
 	}

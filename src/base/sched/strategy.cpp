@@ -88,6 +88,20 @@ int ByteSchedule::pick(const Decision &d)
 	return (*d.runnable)[0];
 }
 
+bool ByteSchedule::fail(const Decision &d)
+{
+	const auto it = events_.find(d.event);
+	return it != events_.end() && it->second != 0;
+}
+
+int ByteSchedule::nmi(const Decision &d, const std::vector<int> &pending)
+{
+	const auto it = events_.find(d.event);
+	if (it == events_.end() || it->second <= 0)
+		return -1;
+	return pending[size_t(it->second - 1) % pending.size()];
+}
+
 void Replay::begin(int ntasks)
 {
 	(void)ntasks;

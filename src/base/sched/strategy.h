@@ -143,14 +143,23 @@ private:
 // The fuzzers' schedule: (delta, target) pairs decoded from bytes. After
 // `delta` more counted steps, switch to task target % ntasks (or the next
 // runnable id above it). Every byte string is a valid schedule.
+// events: an answer per fail/NMI question number (Decision::event): for a
+// fail question any non-zero value fails it; for an NMI question v > 0
+// runs pending handler (v - 1) % pending.size(). Absent or 0: no.
 class ByteSchedule final : public Strategy {
 public:
-	explicit ByteSchedule(std::vector<std::pair<uint32_t, uint8_t>> picks) : picks_(std::move(picks)) {}
+	explicit ByteSchedule(std::vector<std::pair<uint32_t, uint8_t>> picks, std::map<uint64_t, int> events = {})
+		: picks_(std::move(picks)), events_(std::move(events))
+	{
+	}
 	void begin(int ntasks) override;
 	int pick(const Decision &d) override;
+	bool fail(const Decision &d) override;
+	int nmi(const Decision &d, const std::vector<int> &pending) override;
 
 private:
 	std::vector<std::pair<uint32_t, uint8_t>> picks_;
+	std::map<uint64_t, int> events_;
 	size_t next_ = 0;
 	uint64_t due_ = 0;
 	int ntasks_ = 1;

@@ -299,6 +299,7 @@ TEST(BuddyProgram, DecodedProgramsRoundTripAndRunQuietOnCorrectLevels)
 		auto q = parse_buddy_program(format_buddy_program(p), &err);
 		ASSERT_TRUE(q) << err;
 		ASSERT_EQ(q->ops, p.ops);
+		ASSERT_EQ(q->joins, p.joins);
 		const BuddyVerdict v = run_buddy_program(p);
 		ASSERT_TRUE(v.ok) << v.what << "\n" << format_buddy_program(p);
 	}

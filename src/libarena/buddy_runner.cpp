@@ -428,11 +428,13 @@ BuddyOp lowered(const BuddyOp &op)
 // The object slots a block's calls take in its op (targets, and objects an
 // alloc or bulk names), so that a handler armed now and run later names the
 // same objects in every run.
+size_t bulk_slots(const BuddyOp &bulk) { return bulk.norder <= 5 ? size_t(1) << bulk.norder : 0; }
+
 size_t count_slots(const BuddyOp &block)
 {
 	size_t n = 0;
 	for (const BuddyOp &c : block.body)
-		n += c.kind == BuddyOp::bulk ? (c.norder <= 5 ? size_t(1) << c.norder : 0)
+		n += c.kind == BuddyOp::bulk ? bulk_slots(c)
 		     : c.kind == BuddyOp::free_bulk ? c.targets.size()
 		     : c.kind == BuddyOp::nmi || c.kind == BuddyOp::nmi_free || c.kind == BuddyOp::nmi_alloc ? count_slots(lowered(c))
 		     : 1;
@@ -552,7 +554,7 @@ bool Runner::nmi_call(size_t i, const BuddyOp &call, buddy_ctx *n, size_t &slot)
 	case BuddyOp::bulk:
 		v_.trace.back() += " " + format_buddy_op(call);
 		ok = bulk(i, n, call, slot);
-		slot += count_slots(BuddyOp{BuddyOp::nmi, 0, 0, {}, {}, false, {}, 0, 0, {}, {call}});
+		slot += bulk_slots(call);
 		break;
 	case BuddyOp::free_bulk:
 		v_.trace.back() += " " + format_buddy_op(call);

@@ -543,7 +543,11 @@ static u64 buddy_alloc_memory(buddy_ctx *b, u64 size, u64 norder)
 	if (address)
 		goto done;
 
-	/* Get a new chunk. */
+	/* Get a new chunk. (series, UNCONFIRMED) not in NMI: the series
+	 * allocates in NMI, but bpf_arena_alloc_pages / free_pages take the
+	 * page-table lock, which is not NMI-safe (lockdep, issue 37). */
+	if (has_caches(b->level) && b->in_nmi)
+		goto done;
 	chunk = buddy_chunk_get(b);
 	if (chunk)
 		address = buddy_alloc_from_new_chunk(b, chunk, order, int(norder));

@@ -389,8 +389,10 @@ bool Runner::alloc(size_t i, buddy_ctx *b, u64 size, u64 k)
 	if (!a && fails_here(b->cpu) != fails)
 		lock_failed(i);
 	// NULL: an invalid size; an NMI at the nmi levels; an NMI over this CPU's lock holder
-	// (before: always; series: unless its cache served it); a failed lock
-	const bool may_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked)) ||
+	// (before: always; series: unless its cache served it); an NMI at the series
+	// levels that needs a new chunk; a failed lock
+	const bool may_null = order >= BUDDY_CHUNK_NUM_ORDERS ||
+			      (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked || has_caches(p_.level))) ||
 			      fails_here(b->cpu) != fails;
 	const bool must_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && nmi_level(p_.level)) ||
 			       (b->in_nmi && this_cpu_locked && p_.level == buddy_level::before);
@@ -661,6 +663,8 @@ bool Runner::bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t k0)
 	const bool failed = want == 0 && ret == -ENOMEM && fails_here(b->cpu) != fails;
 	if (failed)
 		want = ret;  // a failed lock: no memory
+	else if (want == 0 && ret == -ENOMEM && b->in_nmi && has_caches(p_.level))
+		want = ret;  // (series) no new chunk in NMI
 	if (!expect(i, "bulk", ret, want))
 		return false;
 	if (failed)

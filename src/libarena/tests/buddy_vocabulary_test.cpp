@@ -214,11 +214,12 @@ namespace fl::libarena {
 
 // The decoder's new vocabulary (CPUs 0-3, handler blocks, joins) with the
 // fuzz target's schedule and events: quiet on the correct levels but for
-// one known finding, and each run replays from its text (records
-// included). The known one: an alloc in NMI that needs a new chunk calls
-// bpf_arena_alloc_pages in NMI context, which takes the page-table lock
-// (lockdep: "NMI context takes ptl"); the runner checks lockdep only under
-// a scheduler, which sequential runs had none of (src/libarena/README.md).
+// one known finding at `before`, and each run replays from its text
+// (records included). The known one: at `before` (upstream, no NMI design)
+// an alloc in NMI that needs a new chunk calls bpf_arena_alloc_pages in
+// NMI context, which takes the page-table lock (lockdep: "NMI context
+// takes ptl"); the series levels no longer get a chunk in NMI
+// (src/libarena/README.md).
 // FL_BUDDY_DECODE_CASES sets the number of inputs (48).
 TEST(BuddyDecode, RicherInputsRunQuietAndReplay)
 {
@@ -245,7 +246,7 @@ TEST(BuddyDecode, RicherInputsRunQuietAndReplay)
 		const BuddyVerdict v = run_buddy_program(p, schedule);
 		const bool nmi_chunk = v.what.find("lockdep: NMI context takes ptl") != std::string::npos;
 		known += nmi_chunk;
-		ASSERT_TRUE(v.ok || nmi_chunk) << v.what << "\n" << format_buddy_program(p);
+		ASSERT_TRUE(v.ok || (nmi_chunk && p.level == buddy_level::before)) << v.what << "\n" << format_buddy_program(p);
 		for (const BuddyOp &op : p.ops)
 			blocks += op.kind == BuddyOp::nmi;
 		joins += p.joins.size();

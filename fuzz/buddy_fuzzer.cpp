@@ -6,7 +6,9 @@
 // named point. Past `before` (the nmi and series levels) an input whose
 // first byte is 0 mod 4 is concurrent: its CPUs run as scheduler tasks under a ByteSchedule
 // decoded from its last bytes ((delta, target) pairs, as the program
-// target's). Aborts, printing the Program's text form (with the schedule
+// target's), with up to two lock failures or NMI placements (the first
+// byte's bits 2-3 say how many; each a (question, answer) pair before the
+// picks). Aborts, printing the Program's text form (with the schedule
 // it took), on the first violation. Under AFL++ (afl-clang-fast++,
 // ./faultline fuzz --engine afl --target buddy) each input runs twice and
 // the first run's coverage is discarded, which keeps stability at 100 %.
@@ -14,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "base/sched/strategy.h"
@@ -43,15 +46,18 @@ Outcome run_input(const uint8_t *data, size_t size)
 	static const fl::libarena::buddy_level level = build_level();
 	const bool concurrent = level != fl::libarena::buddy_level::before && size > 2 && data[0] % 4 == 0;
 	std::vector<std::pair<uint32_t, uint8_t>> picks;
+	std::map<uint64_t, int> events;  // fail/NMI question -> answer (ByteSchedule)
 	if (concurrent) {  // the last bytes: up to 8 (delta, target) pairs
 		const size_t n = std::min<size_t>(8, (size - 1) / 4);
 		for (size_t i = 0; i < n; i++)
 			picks.emplace_back(data[size - 2 * n + 2 * i] % 16, data[size - 2 * n + 2 * i + 1]);
 		size -= 2 * n;
+		for (size_t e = (data[0] >> 2) % 4; e && size > 4; e--, size -= 2)
+			events[data[size - 2] % 32] = 1 + data[size - 1] % 4;
 	}
 	Outcome o{fl::libarena::decode_buddy_program(data, size, level), {}};
 	o.program.concurrent = concurrent;
-	fl::sched::ByteSchedule schedule(picks);
+	fl::sched::ByteSchedule schedule(picks, events);
 	o.verdict = concurrent ? fl::libarena::run_buddy_program(o.program, schedule)
 			       : fl::libarena::run_buddy_program(o.program);
 	return o;

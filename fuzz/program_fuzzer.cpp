@@ -48,7 +48,7 @@ int concurrent(const uint8_t *data, size_t size)
 	(void)hooked;
 	const fl::Config &cfg = fl::fuzz::build_config();
 	fl::ConcurrentInput in = fl::decode_concurrent(data, size);
-	fl::sched::ByteSchedule schedule(in.schedule, in.fail_events);
+	fl::sched::ByteSchedule schedule(in.schedule, fl::sched::ByteSchedule::failing(in.fail_events));
 	fl::interleave::ScheduleOutcome o = fl::interleave::run_schedule(in.program, cfg, schedule);
 	if (!o.finding())
 		return 0;

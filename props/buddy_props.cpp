@@ -95,6 +95,7 @@ struct Step : rc::state::Command<Model, Sut> {
 			break;
 		case BuddyOp::reinit:
 		case BuddyOp::drain:
+		case BuddyOp::nmi:  // not generated (yet): handler blocks
 			break;
 		}
 	}

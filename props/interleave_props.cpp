@@ -28,7 +28,7 @@ struct Ran {
 
 Ran run_case(const ConcurrentInput &in, const Config &cfg)
 {
-	sched::ByteSchedule s(in.schedule, in.fail_events);
+	sched::ByteSchedule s(in.schedule, sched::ByteSchedule::failing(in.fail_events));
 	Ran r{interleave::run_schedule(in.program, cfg, s), in.program};
 	if (r.outcome.finding())
 		r.program = interleave::finding_program(in.program, cfg, r.outcome);

@@ -434,7 +434,7 @@ TEST(InterleaveBinary, EveryByteStringDecodesToAValidConcurrentProgram)
 		EXPECT_EQ(r.program->ops, in.program.ops);
 		EXPECT_EQ(r.program->joins, in.program.joins);
 		if ((n % 10 == 0 || !in.fail_events.empty()) && !g.empty()) {
-			sched::ByteSchedule bs(in.schedule, in.fail_events);
+			sched::ByteSchedule bs(in.schedule, sched::ByteSchedule::failing(in.fail_events));
 			interleave::ScheduleOutcome o =
 				interleave::run_schedule(in.program, Config{Arch::A64, Patch::v2, 12, Door::anon, false}, bs);
 			EXPECT_NE(o.sched.outcome, sched::Outcome::diverged);
@@ -444,7 +444,7 @@ TEST(InterleaveBinary, EveryByteStringDecodesToAValidConcurrentProgram)
 	EXPECT_GT(failing, 20);
 	// ByteSchedule fails the questions it lists: here the fault's VMA trylock
 	Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\nload A thread=0\nload A thread=1\n");
-	sched::ByteSchedule fail_first({}, {0});
+	sched::ByteSchedule fail_first({}, {{0, 1}});
 	interleave::ScheduleOutcome o =
 		interleave::run_schedule(p, Config{Arch::A64, Patch::v2, 12, Door::anon, false}, fail_first);
 	EXPECT_EQ(o.sched.fails, 1u);

@@ -51,15 +51,31 @@ static void buddy_point(buddy_ctx *b, const sched::Label &label)
 		s->point(label);
 }
 
+// Not libarena: a fallible acquisition (Scheduler::fallible_point) at
+// `label`, where the harness's NMI may arrive first: true when the schedule
+// makes it fail (a record "at TN LABEL#K fail"). The harness is told at
+// `failed` (its shadow model must not expect the locked path's result).
+// Without a scheduler nothing fails.
+static bool buddy_fails(buddy_ctx *b, const sched::Label &label, const sched::Label &failed)
+{
+	buddy_note(b, label);
+	sched::Scheduler *s = sched::active();
+	if (!s || !s->fallible_point(label))
+		return false;
+	buddy_note(b, failed);
+	return true;
+}
+
 // include/bpf_arena_spin_lock.h: arena_spin_lock_irqsave. Held on this CPU
 // (an NMI over the holder) it spins until the may_goto budget runs out
 // (-ETIMEDOUT); held by another CPU it waits (buddy_sync.h: simulated or native).
+// rqspinlock may also give up for a holder or a deadlock the Program does not
+// model (another program on the same arena, -ETIMEDOUT/-EDEADLK): a schedule
+// event at "buddy_lock:timeout", the one error every caller must handle.
 static int buddy_lock(buddy_ctx *b)
 {
-	if (b->faults && b->faults->lock_fail_next > 0) {
-		b->faults->lock_fail_next--;
+	if (buddy_fails(b, FL_SCHED_LABEL("timeout"), FL_SCHED_LABEL("failed")))
 		return -ETIMEDOUT;
-	}
 	if (int ret = arena_spin_lock_word(b, b->buddy + BUDDY_LOCK, FL_SCHED_LABEL("spin")))
 		return ret;
 	buddy_point(b, FL_SCHED_LABEL("held"));  /* "lock_held": where an NMI finds the lock taken */
@@ -527,7 +543,11 @@ static u64 buddy_alloc_memory(buddy_ctx *b, u64 size, u64 norder)
 	if (address)
 		goto done;
 
-	/* Get a new chunk. */
+	/* Get a new chunk. (series, UNCONFIRMED) not in NMI: the series
+	 * allocates in NMI, but bpf_arena_alloc_pages / free_pages take the
+	 * page-table lock, which is not NMI-safe (lockdep, issue 37). */
+	if (has_caches(b->level) && b->in_nmi)
+		goto done;
 	chunk = buddy_chunk_get(b);
 	if (chunk)
 		address = buddy_alloc_from_new_chunk(b, chunk, order, int(norder));
@@ -576,9 +596,11 @@ u64 xfer_obj(u64 xfer, u64 i) { return xfer + XFER_OBJS + 8 * i; }
 // seed 002 "Add a transfer cache": arena_spin_trylock on the transfer
 // cache's lock; busy means another CPU (or this CPU's interrupted context)
 // holds it. UNCONFIRMED (the series' code is not public).
+// A schedule event may make it fail as if busy ("buddy_xfer_trylock:try").
 static int buddy_xfer_trylock(buddy_ctx *b, u64 xfer)
 {
-	buddy_point(b, FL_SCHED_LABEL("try"));
+	if (buddy_fails(b, FL_SCHED_LABEL("try"), FL_SCHED_LABEL("failed")))
+		return -EBUSY;
 	return arena_spin_trylock_word(b, xfer + XFER_LOCK);
 }
 

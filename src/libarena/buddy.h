@@ -97,10 +97,10 @@ inline bool has_caches(buddy_level l) { return l == buddy_level::series || l == 
 // The may_goto budget of a loop whose length the data decides (the deferred list).
 inline constexpr u64 CAN_LOOP_BUDGET = 1u << 16;
 
-// Not libarena: the harness's handles on the things BPF would not let a
-// test control (lock failure, the can_loop budget).
+// Not libarena: the harness's handle on what BPF would not let a test
+// see. (Lock failures are schedule events: Scheduler::fallible_point at
+// "buddy_lock:timeout" and "buddy_xfer_trylock:try".)
 struct buddy_faults {
-	int lock_fail_next = 0;     // the next N arena_spin_lock_irqsave calls give -ETIMEDOUT
 	// Called at every named point of the allocator ("buddy_lock:held",
 	// "buddy_cache_free:push", ...), before the scheduler's decision there:
 	// where the harness delivers an NMI.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The schedule explorer for allocator Programs: one Program, its CPUs as
-// tasks of the deterministic scheduler (src/base/sched), many schedules
-// (the default one, then PCT and the random walk alternating, seeded) until
-// a finding or the budget. A finding is the Program with its schedule's
+// tasks of the deterministic scheduler (src/base/sched), many schedules (the
+// bounded search from the default one, then PCT and the random walk
+// alternating, seeded) until a finding or the budget. A finding is the Program with its schedule's
 // records; it is replayed from them (as text) before it is reported.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "base/sched/bounded.h"
 #include "libarena/buddy_runner.h"
 
 namespace fl::libarena {
@@ -19,6 +20,13 @@ struct BuddyExploreOptions {
 	uint64_t max_schedules = 0;  // 0: no limit
 	uint64_t seed = 1;
 	int pct_depth = 3;
+	// The bounded search first (base/sched/bounded.h; at most half the
+	// budget): switches, lock failures and NMIs as departures from the
+	// default schedule.
+	sched::BoundedOptions bounded;
+	// Then PCT and the random walk alternating, which fail a fallible
+	// acquisition and run a pending NMI handler at these rates (per 256).
+	sched::EventRates rates{8, 32};
 };
 
 struct BuddyFinding {
@@ -32,8 +40,9 @@ struct BuddyFinding {
 
 struct BuddyExploreReport {
 	uint64_t schedules = 0;  // runs
-	// Distinct schedules by trace hash (ScheduleSet; there is no bounded
-	// search here, so nothing is ever exhausted): distinct + repeats +
+	uint64_t bounded = 0;    // of them, the bounded search's
+	bool bounded_exhausted = false;  // every schedule within the bound ran
+	// Distinct schedules by trace hash (ScheduleSet): distinct + repeats +
 	// unclassified == schedules.
 	uint64_t distinct = 0, repeats = 0, unclassified = 0;
 	uint64_t linearize_unchecked = 0;  // schedules with too many orders to check (buddy_linearize.h)

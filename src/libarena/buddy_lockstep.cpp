@@ -23,7 +23,7 @@ LockstepReport run_buddy_lockstep(const BuddyProgram &p)
 	BuddySession series(buddy_level::series), before(buddy_level::before);
 	for (size_t i = 0; i < p.ops.size() && r.ok; i++) {
 		const BuddyOp &op = p.ops[i];
-		if (op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi_alloc || op.has_nmi) {
+		if (op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi_alloc || op.kind == BuddyOp::nmi || op.has_nmi) {
 			r.skipped_d3++;
 			continue;
 		}

@@ -21,11 +21,28 @@
 //                                # an NMI on CPU 1 at that named point of CPU 1's
 //                                # next op (after that op if it never gets there)
 //   drain                        # (series) buddy_cache_drain_all
+//   nmi cpu=1 at=buddy_cache_free:push   # an NMI handler block: its calls run in
+//     free live:0                        # NMI context on CPU 1, in order (alloc,
+//     alloc 64                           # bulk, free, free_bulk, store, and
+//     nmi at=buddy_lock:held             # nested blocks: at= a point of the
+//       free live:1                      # handler's next call, or none: right
+//     end                                # there); at= and its absence as for
+//   end                                  # nmi_free
+//   join                         # (concurrent) a barrier: every CPU runs its ops above first
 //   concurrent                   # each CPU's ops run as one task of the scheduler
 //   at T0 buddy_cache_free:claimed#1 switch T1   # a schedule record (concurrent)
+//   at T0 buddy_lock:timeout#2 fail              # a lock failure (any Program)
+//   at T0 buddy_cache_free:claimed#1 nmi N0      # the schedule runs handler N0 there
+//
+// nmi_free X and nmi_alloc S are one-call blocks, and `free X nmi=Y` a
+// one-call block armed at buddy_lock:held (the runner lowers them; their
+// text stays as written). Handlers are numbered N0, N1, ... per run in the
+// order they are armed (a block with at=, or the nmi= of a free).
 //
 // Sequential Programs run their ops in order, each on its CPU; concurrent
-// ones run CPU N's ops as task TN, interleaved by the schedule.
+// ones run CPU N's ops as task TN, interleaved by the schedule. A switch
+// record makes a Program concurrent; fail and nmi records do not (a
+// sequential Program with records runs each CPU as task TN, in program order).
 // Binary form: any byte string decodes (decode_buddy_program), for fuzzers.
 #pragma once
 
@@ -45,7 +62,7 @@ struct Target {
 };
 
 struct BuddyOp {
-	enum Kind : u8 { alloc, bulk, free, free_bulk, nmi_free, nmi_alloc, store, reinit, drain } kind = alloc;
+	enum Kind : u8 { alloc, bulk, free, free_bulk, nmi_free, nmi_alloc, store, reinit, drain, nmi } kind = alloc;
 	u64 size = 0;                 // alloc, bulk, nmi_alloc
 	u64 norder = 0;               // bulk
 	Target target;                // free, nmi_free, store
@@ -54,7 +71,8 @@ struct BuddyOp {
 	Target nmi_target;
 	u64 value = 0;                // store
 	u8 cpu = 0;                   // < BUDDY_NR_CPUS
-	std::string at;               // nmi_free, nmi_alloc: a point label, or "" (between ops)
+	std::string at;               // nmi_free, nmi_alloc, nmi: a point label, or "" (between ops)
+	std::vector<BuddyOp> body;    // nmi: the handler's calls (no reinit, drain, nmi=, cpu=)
 	bool operator==(const BuddyOp &) const = default;
 };
 
@@ -62,6 +80,10 @@ struct BuddyProgram {
 	buddy_level level = buddy_level::before;
 	std::vector<BuddyOp> ops;
 	bool concurrent = false;
+	// (concurrent) a `join` line before op k: a barrier every CPU reaches
+	// (having run its ops before it) before any runs an op after it
+	// (sequentially a no-op). Ascending, 0 < k < ops.size().
+	std::vector<size_t> joins;
 	std::vector<sched::Record> schedule;  // concurrent: the non-default picks
 };
 
@@ -74,5 +96,9 @@ extern const char *const kBuddyNmiPoints[];
 extern const size_t kBuddyNmiPointCount;
 
 inline constexpr size_t kMaxBuddyOps = 48;
+inline constexpr size_t kMaxNmiNesting = 4;  // nmi blocks inside nmi blocks (the parser's limit)
+
+// One op's text (a block on several lines), without a trailing newline.
+std::string format_buddy_op(const BuddyOp &);
 
 }  // namespace fl::libarena

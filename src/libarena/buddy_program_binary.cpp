@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Byte string -> allocator Program (buddy_program.h), total and
 // deterministic. Sizes lean to small objects (the caches' orders) with now
-// and then a large or invalid one; targets lean to live objects.
+// and then a large or invalid one; targets lean to live objects. CPUs 0-3,
+// NMI handler blocks (up to 3 calls, nested 2 deep) and joins; lock
+// failures and where a schedule runs a handler are the fuzz target's
+// schedule (fuzz/buddy_fuzzer.cpp), not the Program's.
 #include <iterator>
 
 #include "check/byte_reader.h"
@@ -41,6 +44,52 @@ u64 size(Bytes &in)
 	return b < 224 ? kSizes[b % std::size(kSizes)] : 1 + in.u16() % 3000;
 }
 
+// A handler block on `cpu`: 1-3 calls, a nested block while depth allows.
+BuddyOp nmi_block(Bytes &in, u8 cpu, int depth)
+{
+	BuddyOp block;
+	block.kind = BuddyOp::nmi;
+	block.cpu = cpu;
+	block.at = nmi_point(in);
+	const unsigned calls = 1 + in.u8() % 3;
+	for (unsigned k = 0; k < calls; k++) {
+		BuddyOp call;
+		call.cpu = cpu;
+		const u8 c = in.u8();
+		switch (c % 8) {
+		case 0: case 1: case 2:
+			call.kind = BuddyOp::alloc;
+			call.size = size(in);
+			break;
+		case 3: case 4:
+			call.kind = BuddyOp::free;
+			call.target = target(in);
+			break;
+		case 5:
+			call.kind = BuddyOp::bulk;
+			call.size = size(in);
+			call.norder = in.u8() % 3;
+			break;
+		case 6:
+			call.kind = BuddyOp::free_bulk;
+			for (unsigned n = 1 + in.u8() % 3; n; n--)
+				call.targets.push_back(target(in));
+			break;
+		default:
+			if (depth + 1 < 2) {
+				call = nmi_block(in, cpu, depth + 1);
+			} else {
+				call.kind = BuddyOp::store;
+				call.target = Target{Target::live, in.u8()};
+				call.value = in.u64();
+			}
+			break;
+		}
+		block.body.push_back(call);
+	}
+	return block;
+}
+
 }  // namespace
 
 const char *const kBuddyNmiPoints[] = {
@@ -58,8 +107,8 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 	while (!in.empty() && p.ops.size() < kMaxBuddyOps) {
 		BuddyOp op;
 		const u8 k = in.u8();
-		// (series levels) the op byte's high bits pick the CPU
-		op.cpu = has_caches(level) ? u8((k >> 4) % BUDDY_NR_CPUS) : 0;
+		// the op byte's high bits pick the CPU
+		op.cpu = u8((k >> 4) % BUDDY_NR_CPUS);
 		switch (k % 16) {
 		case 0: case 1: case 2: case 3: case 4:
 			op.kind = BuddyOp::alloc;
@@ -90,14 +139,12 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 		case 11:
 			op.kind = BuddyOp::nmi_free;
 			op.target = target(in);
-			if (has_caches(level))
-				op.at = nmi_point(in);
+			op.at = nmi_point(in);
 			break;
 		case 12:
 			op.kind = BuddyOp::nmi_alloc;
 			op.size = size(in);
-			if (has_caches(level))
-				op.at = nmi_point(in);
+			op.at = nmi_point(in);
 			break;
 		case 13: case 14:
 			op.kind = BuddyOp::store;
@@ -110,6 +157,12 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 			if (has_caches(level) && r % 8 == 1)
 				op.kind = BuddyOp::drain;
 			op.size = 64;
+			if (r % 8 == 2 || r % 8 == 6) {
+				op = nmi_block(in, op.cpu, 0);
+			} else if (r % 8 == 3 && !p.ops.empty() && (p.joins.empty() || p.joins.back() != p.ops.size())) {
+				p.joins.push_back(p.ops.size());  // a join before the next op
+				continue;
+			}
 			break;
 		}
 		}
@@ -117,6 +170,8 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 			op.size = 0;  // only what the text form carries
 		p.ops.push_back(op);
 	}
+	if (!p.joins.empty() && p.joins.back() == p.ops.size())
+		p.joins.pop_back();  // a join stands between two ops
 	return p;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The text form of allocator Programs (buddy_program.h): format and parse,
 // round-tripping exactly.
+#include <algorithm>
 #include <sstream>
 
 #include "libarena/buddy_program.h"
@@ -10,7 +11,7 @@ namespace fl::libarena {
 namespace {
 
 constexpr const char *kTargetNames[] = {"live", "stale", "interior", "unaligned", "null"};
-constexpr const char *kOpNames[] = {"alloc", "bulk", "free", "free_bulk", "nmi_free", "nmi_alloc", "store", "reinit", "drain"};
+constexpr const char *kOpNames[] = {"alloc", "bulk", "free", "free_bulk", "nmi_free", "nmi_alloc", "store", "reinit", "drain", "nmi"};
 
 std::string fmt_target(const Target &t)
 {
@@ -55,45 +56,83 @@ bool parse_target(const std::string &s, Target *t)
 
 }  // namespace
 
+namespace {
+
+// One op at `indent` (a block's calls two spaces in, without their CPU).
+void format_op(std::string &s, const BuddyOp &op, const std::string &indent, bool in_block)
+{
+	s += indent + kOpNames[op.kind];
+	switch (op.kind) {
+	case BuddyOp::alloc:
+	case BuddyOp::nmi_alloc:
+		s += " " + std::to_string(op.size);
+		break;
+	case BuddyOp::bulk:
+		s += " " + std::to_string(op.size) + " norder=" + std::to_string(op.norder);
+		break;
+	case BuddyOp::free:
+		s += " " + fmt_target(op.target);
+		if (op.has_nmi)
+			s += " nmi=" + fmt_target(op.nmi_target);
+		break;
+	case BuddyOp::nmi_free:
+		s += " " + fmt_target(op.target);
+		break;
+	case BuddyOp::free_bulk:
+		s += " ";
+		for (size_t i = 0; i < op.targets.size(); i++)
+			s += (i ? "," : "") + fmt_target(op.targets[i]);
+		if (op.targets.empty())
+			s += "none";
+		break;
+	case BuddyOp::store:
+		s += " " + fmt_target(op.target) + " val=" + std::to_string(op.value);
+		break;
+	case BuddyOp::reinit:
+	case BuddyOp::drain:
+	case BuddyOp::nmi:
+		break;
+	}
+	if (op.cpu && !in_block)
+		s += " cpu=" + std::to_string(op.cpu);
+	if (!op.at.empty())
+		s += " at=" + op.at;
+	if (op.kind == BuddyOp::nmi) {
+		for (const BuddyOp &call : op.body) {
+			s += "\n";
+			format_op(s, call, indent + "  ", true);
+		}
+		s += "\n" + indent + "end";
+	}
+}
+
+// How many handlers the op may arm (N0, N1, ... in a run): its blocks with
+// at=, nested ones too, and a free's nmi=.
+size_t armed_handlers(const BuddyOp &op)
+{
+	size_t n = (op.kind == BuddyOp::free && op.has_nmi) || (!op.at.empty());
+	for (const BuddyOp &call : op.body)
+		n += armed_handlers(call);
+	return n;
+}
+
+}  // namespace
+
+std::string format_buddy_op(const BuddyOp &op)
+{
+	std::string s;
+	format_op(s, op, "", false);
+	return s;
+}
+
 std::string format_buddy_program(const BuddyProgram &p)
 {
 	std::string s = std::string("level ") + to_string(p.level) + "\n";
-	for (const BuddyOp &op : p.ops) {
-		s += kOpNames[op.kind];
-		switch (op.kind) {
-		case BuddyOp::alloc:
-		case BuddyOp::nmi_alloc:
-			s += " " + std::to_string(op.size);
-			break;
-		case BuddyOp::bulk:
-			s += " " + std::to_string(op.size) + " norder=" + std::to_string(op.norder);
-			break;
-		case BuddyOp::free:
-			s += " " + fmt_target(op.target);
-			if (op.has_nmi)
-				s += " nmi=" + fmt_target(op.nmi_target);
-			break;
-		case BuddyOp::nmi_free:
-			s += " " + fmt_target(op.target);
-			break;
-		case BuddyOp::free_bulk:
-			s += " ";
-			for (size_t i = 0; i < op.targets.size(); i++)
-				s += (i ? "," : "") + fmt_target(op.targets[i]);
-			if (op.targets.empty())
-				s += "none";
-			break;
-		case BuddyOp::store:
-			s += " " + fmt_target(op.target) + " val=" + std::to_string(op.value);
-			break;
-		case BuddyOp::reinit:
-		case BuddyOp::drain:
-			break;
-		}
-		if (op.cpu)
-			s += " cpu=" + std::to_string(op.cpu);
-		if (!op.at.empty())
-			s += " at=" + op.at;
+	for (size_t i = 0; i < p.ops.size(); i++) {
+		if (std::count(p.joins.begin(), p.joins.end(), i))
+			s += "join\n";
+		const BuddyOp &op = p.ops[i];
+		format_op(s, op, "", false);
 		s += "\n";
 	}
 	if (p.concurrent)
@@ -106,6 +145,9 @@ std::string format_buddy_program(const BuddyProgram &p)
 std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::string *error)
 {
 	BuddyProgram p;
+	std::vector<BuddyOp> blocks;  // the nmi blocks open at this line, outermost first
+	std::vector<std::pair<int, std::vector<std::string>>> records;  // line, words
+	std::vector<int> join_lines;
 	std::istringstream in(text);
 	std::string line;
 	int no = 0;
@@ -127,17 +169,30 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			w.push_back(x);
 		if (w.empty())
 			continue;
+		if (w[0] == "end" && w.size() == 1) {
+			if (blocks.empty())
+				return fail("'end' without an open 'nmi' block");
+			BuddyOp done = std::move(blocks.back());
+			blocks.pop_back();
+			(blocks.empty() ? p.ops : blocks.back().body).push_back(std::move(done));
+			continue;
+		}
+		if (!blocks.empty() && (w[0] == "concurrent" || w[0] == "at" || w[0] == "level" || w[0] == "reinit" ||
+					w[0] == "drain" || w[0] == "join"))
+			return fail("'" + w[0] + "' inside an 'nmi' block (close it with 'end')");
+		if (w[0] == "join" && w.size() == 1) {
+			if (p.ops.empty() || (!p.joins.empty() && p.joins.back() == p.ops.size()))
+				return fail("'join' must stand between two ops");
+			p.joins.push_back(p.ops.size());
+			join_lines.push_back(no);
+			continue;
+		}
 		if (w[0] == "concurrent" && w.size() == 1) {
 			p.concurrent = true;
 			continue;
 		}
-		if (w[0] == "at") {  // a schedule record (base/sched/record.h)
-			sched::Record r;
-			std::string err;
-			if (!sched::parse_record(w.data() + 1, w.size() - 1, BUDDY_NR_CPUS, 0, &r, &err))
-				return fail(err);
-			p.schedule.push_back(r);
-			p.concurrent = true;
+		if (w[0] == "at") {  // a schedule record (base/sched/record.h), parsed once the handlers are known
+			records.emplace_back(no, std::move(w));
 			continue;
 		}
 		if (w[0] == "level") {
@@ -165,13 +220,25 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			const std::string opt = w.back();
 			w.pop_back();
 			u64 cpu;
+			if (opt[0] == 'c' && !blocks.empty())
+				return fail("'cpu=' inside an 'nmi' block: its calls run on the block's CPU");
 			if (opt[0] == 'c' && parse_u64(opt.substr(4), &cpu) && cpu < u64(BUDDY_NR_CPUS))
 				op.cpu = u8(cpu);
 			else if (opt[0] == 'a' && opt.size() > 3 &&
-				 (op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi_alloc))
+				 (op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi_alloc || op.kind == BuddyOp::nmi))
 				op.at = opt.substr(3);
 			else
 				return fail("bad option '" + opt + "' to '" + w[0] + "'");
+		}
+		if (!blocks.empty())
+			op.cpu = blocks.back().cpu;  // a block's calls run on its CPU
+		if (op.kind == BuddyOp::nmi) {
+			if (w.size() != 1)
+				return fail("'nmi' takes only cpu= and at= (its calls follow, one a line, up to 'end')");
+			if (blocks.size() >= kMaxNmiNesting)
+				return fail("'nmi' blocks nest " + std::to_string(kMaxNmiNesting) + " deep at most");
+			blocks.push_back(op);
+			continue;
 		}
 		const size_t want = op.kind == BuddyOp::reinit || op.kind == BuddyOp::drain ? 1 : (op.kind == BuddyOp::alloc || op.kind == BuddyOp::nmi_alloc ||
 								       op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::free_bulk)
@@ -190,6 +257,8 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			break;
 		case BuddyOp::free:
 			ok = (w.size() == 2 || w.size() == 3) && parse_target(w[1], &op.target);
+			if (ok && w.size() == 3 && !blocks.empty())
+				return fail("'nmi=' inside an 'nmi' block: write a nested 'nmi at=buddy_lock:held' block");
 			if (ok && w.size() == 3) {
 				op.has_nmi = true;
 				ok = w[2].rfind("nmi=", 0) == 0 && parse_target(w[2].substr(4), &op.nmi_target);
@@ -213,11 +282,32 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 			break;
 		case BuddyOp::reinit:
 		case BuddyOp::drain:
+		case BuddyOp::nmi:  // opened above
 			break;
 		}
 		if (!ok)
 			return fail("bad arguments to '" + w[0] + "'");
-		p.ops.push_back(op);
+		(blocks.empty() ? p.ops : blocks.back().body).push_back(op);
+	}
+	if (!blocks.empty())
+		return fail("'nmi' block without 'end'");
+	size_t handlers = 0;
+	for (const BuddyOp &op : p.ops)
+		handlers += armed_handlers(op);
+	for (const auto &[line, rw] : records) {
+		sched::Record r;
+		std::string err;
+		no = line;
+		if (!sched::parse_record(rw.data() + 1, rw.size() - 1, BUDDY_NR_CPUS, int(handlers), &r, &err))
+			return fail(err);
+		p.schedule.push_back(r);
+		// a switch needs CPUs running at once; a lock failure or an NMI
+		// happens in a sequential run as well
+		p.concurrent |= r.action == sched::Action::switch_to;
+	}
+	if (!p.joins.empty() && p.joins.back() == p.ops.size()) {
+		no = join_lines.back();
+		return fail("'join' must stand between two ops");
 	}
 	return p;
 }

@@ -63,6 +63,14 @@ private:
 		v_.trace.back() += "  -> " + text;
 		result(i, text);
 	}
+	// Op i's result came from a failed lock: it had no effect (the
+	// linearizability check's candidates skip it with that result).
+	void lock_failed(size_t i)
+	{
+		v_.trace.back() += " (lock failed)";
+		if (i < v_.results.size())
+			v_.results[i] += " (lock failed)";
+	}
 	void result(size_t i, const std::string &text)
 	{
 		if (i >= v_.results.size())
@@ -79,21 +87,36 @@ private:
 				return false;
 		return true;
 	}
-	void arm(const BuddyOp &op, size_t i)
-	{
-		armed_[op.cpu] = op;
-		armed_op_[op.cpu] = i;
-		armed_seq_[op.cpu]++;
-	}
+	// An NMI handler armed for a point of its CPU's next op (or, inside a
+	// handler, of the handler's next call).
+	struct Armed {
+		BuddyOp block;    // kind nmi (lowered)
+		size_t op = 0;    // the op whose result and object names it takes
+		size_t slot = 0;  // its first target slot in that op
+		int depth = 0;    // the NMI depth it arrives at (0: the CPU's ops)
+		int handler = -1; // the scheduler's id (add_nmi), or -1 without a scheduler
+	};
+	void arm(const BuddyOp &block, size_t i, size_t slot);
+	bool fire(const Armed &a, const std::string &where);
+	void scheduled_nmi(const Armed &a, int h);
+	bool fire_if_left(int cpu, u64 seq, const char *why);
 	bool check(size_t i);
 	std::string point_check();
 	bool check_deferred(size_t i, const char *where);
 	bool op_and_checks(size_t i, const BuddyOp &op);
 	bool step(size_t i, const BuddyOp &op);
 	bool expect(size_t i, const char *what, s64 got, s64 want);
-	bool alloc(size_t i, buddy_ctx *b, u64 size);
-	bool nmi(size_t i, const BuddyOp &op, bool inside);
+	bool alloc(size_t i, buddy_ctx *b, u64 size, u64 k = 0);
+	bool handler(const Armed &a, const std::string &where, bool entered);
+	bool nmi_call(size_t i, const BuddyOp &call, buddy_ctx *n, size_t &slot);
+	bool nmi_free(size_t i, size_t slot, const Target &target, buddy_ctx *n);
+	bool bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t k0);
+	bool free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0);
+	bool store(size_t i, size_t slot, const Target &target, u64 value, bool in_nmi = false);
 	void run_cpu(int cpu);
+	void barrier(size_t g);
+	std::vector<int> arrived_;  // (concurrent) per join: the CPUs that reached it
+	int ncpus_ = 1;
 	void end_nmi(int cpu);
 	bool last_of_cpu(size_t i) const
 	{
@@ -119,10 +142,13 @@ private:
 	std::vector<u64> nmi_freed_;  // what NMIs freed during the current drain: it may go back into a cache
 	bool busy_[BUDDY_NR_CPUS] = {};
 	bool done_[BUDDY_NR_CPUS] = {true, true, true, true};  // (concurrent) a CPU's task has run its ops
-	// An NMI armed for a CPU's next op (at=), the op that armed it, a serial.
-	std::optional<BuddyOp> armed_[BUDDY_NR_CPUS];
-	size_t armed_op_[BUDDY_NR_CPUS] = {};
+	// An NMI armed on a CPU (at=), and a serial.
+	std::optional<Armed> armed_[BUDDY_NR_CPUS];
 	u64 armed_seq_[BUDDY_NR_CPUS] = {};
+	// (under a scheduler) per handler id: it ran, or was replaced before it could
+	std::vector<char> handler_done_;
+	bool firing_ = false;  // the runner, not the schedule, runs the handler now
+	std::string firing_where_;
 	size_t cur_op_[BUDDY_NR_CPUS] = {};
 	u64 in_flight_[BUDDY_NR_CPUS] = {};  // the object a CPU's free is freeing right now
 	// (nmi levels) what the drain inside a CPU's current free predicted, if it ran
@@ -134,6 +160,32 @@ private:
 		drained_[cpu] = false;
 		return r;
 	}
+	// buddy_lock failures (schedule events) per CPU and NMI depth: a call
+	// whose own context saw one may return the failed lock's error.
+	static constexpr int kMaxNmiDepth = 8;
+	u64 lock_fails_[BUDDY_NR_CPUS][kMaxNmiDepth + 1] = {};
+	int nmi_depth_[BUDDY_NR_CPUS] = {};
+	u64 fails_here(int cpu) const { return lock_fails_[cpu][std::min(nmi_depth_[cpu], kMaxNmiDepth)]; }
+	u64 fails_on(int cpu) const
+	{
+		u64 n = 0;
+		for (u64 f : lock_fails_[cpu])
+			n += f;
+		return n;
+	}
+	u64 op_fails_[BUDDY_NR_CPUS] = {};  // fails_on(cpu) when its current op began
+	// The shadow forgets a free whose lock failed: the object stays its caller's.
+	struct Freed {
+		u64 addr, order, ref;
+	};
+	Freed freeing(u64 a) const { return Freed{a, shadow_.live.at(a), ref_of_.at(a)}; }
+	void unfree(const Freed &f)
+	{
+		if (auto it = std::find(stale_.rbegin(), stale_.rend(), f.addr); it != stale_.rend())
+			stale_.erase(std::next(it).base());
+		add_live(f.addr, f.order, f.ref);
+	}
+	void run_in_order(sched::Strategy *strategy);
 	bool concurrent_ = false;
 	sched::Scheduler *sched_ = nullptr;
 	BuddyVerdict v_;
@@ -301,6 +353,11 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 	Runner *r = static_cast<Runner *>(self);
 	if (!r->v_.ok)
 		return;
+	static const sched::Label &lock_failed = sched::label_named("buddy_lock:failed");
+	if (&label == &lock_failed) {
+		r->lock_fails_[b->cpu][std::min(r->nmi_depth_[b->cpu], kMaxNmiDepth)]++;
+		return;
+	}
 	if (std::string bad = r->point_check(); !bad.empty()) {
 		r->fail(r->cur_op_[b->cpu], "at " + label.name + " on CPU " + std::to_string(b->cpu) + ": " + bad);
 		return;
@@ -313,24 +370,30 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 		r->drained_[b->cpu] = true;
 		return;
 	}
-	std::optional<BuddyOp> &op = r->armed_[b->cpu];
-	if (b->in_nmi || !op || op->at != label.name)
+	std::optional<Armed> &a = r->armed_[b->cpu];
+	if (!a || a->depth != r->nmi_depth_[b->cpu] || a->block.at != label.name)
 		return;
-	const BuddyOp n = *op;
-	op.reset();
-	r->nmi(r->armed_op_[b->cpu], n, true);
+	const Armed n = *a;
+	a.reset();
+	r->fire(n, "at " + n.block.at);
 }
 
-bool Runner::alloc(size_t i, buddy_ctx *b, u64 size)
+bool Runner::alloc(size_t i, buddy_ctx *b, u64 size, u64 k)
 {
 	const u64 order = size_to_order(size);
 	const u32 owner = arena_.load32(b_.buddy + BUDDY_LOCK);
 	const bool this_cpu_locked = owner == u32(b->cpu) + 1;
+	const u64 fails = fails_here(b->cpu);
 	const u64 a = buddy_alloc(b, size);
 	outcome(i, a ? "object" : "NULL");
+	if (!a && fails_here(b->cpu) != fails)
+		lock_failed(i);
 	// NULL: an invalid size; an NMI at the nmi levels; an NMI over this CPU's lock holder
-	// (before: always; series: unless its cache served it)
-	const bool may_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked));
+	// (before: always; series: unless its cache served it); an NMI at the series
+	// levels that needs a new chunk; a failed lock
+	const bool may_null = order >= BUDDY_CHUNK_NUM_ORDERS ||
+			      (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked || has_caches(p_.level))) ||
+			      fails_here(b->cpu) != fails;
 	const bool must_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && nmi_level(p_.level)) ||
 			       (b->in_nmi && this_cpu_locked && p_.level == buddy_level::before);
 	if ((!a && !may_null) || (a && must_null))
@@ -339,70 +402,385 @@ bool Runner::alloc(size_t i, buddy_ctx *b, u64 size)
 	if (a && live(a))
 		return fail(i, "I1: alloc handed out a live object again");
 	if (a)
-		add_live(a, order, ref_id(i, 0));
+		add_live(a, order, ref_id(i, k % 256));
 	return true;
 }
 
-// An NMI on op.cpu doing op (nmi_free / nmi_alloc), between ops or (inside)
-// at a named point of that CPU's op.
-bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
+// nmi_free X and nmi_alloc S are one-call handler blocks, and `free X
+// nmi=Y` arms the block "free Y" at buddy_lock:held (buddy_program.h).
+BuddyOp lowered(const BuddyOp &op)
 {
-	buddy_ctx n = cpu_[op.cpu];
-	n.in_nmi = true;
-	sched::InNmi in_nmi;
-	const bool was_busy = busy_[op.cpu];
-	busy_[op.cpu] = true;
-	result(i, "NMI");
-	v_.trace.push_back("  NMI on CPU " + std::to_string(op.cpu) + (inside ? " at " + op.at : std::string(" between ops")) +
-			   ":");
-	bool ok = true;
+	if (op.kind == BuddyOp::nmi)
+		return op;
+	BuddyOp block, call;
+	block.kind = BuddyOp::nmi;
+	block.cpu = call.cpu = op.cpu;
+	block.at = op.kind == BuddyOp::free ? "buddy_lock:held" : op.at;
 	if (op.kind == BuddyOp::nmi_alloc) {
-		v_.trace.back() += " alloc " + std::to_string(op.size);
-		ok = alloc(i, &n, op.size);
+		call.kind = BuddyOp::alloc;
+		call.size = op.size;
 	} else {
-		u64 addr = 0;
-		v_.trace.back() += " free";
-		// slot 1: the NMI a free carries (nmi=), else the nmi_free's own target
-		const size_t slot = i < p_.ops.size() && p_.ops[i].kind == BuddyOp::free ? 1 : 0;
-		if (!resolve_at(i, slot, op.target, &addr) || ((concurrent_ || pins_) && op.target.kind != Target::live && addr)) {
-			outcome(i, "skipped");
-		} else if (nmi_level(p_.level) && std::find(deferred_.begin(), deferred_.end(), addr) != deferred_.end()) {
-			// Freeing an object twice in NMI links it into the deferred list
-			// twice: a cycle only the may_goto budget ends. A known misuse.
-			outcome(i, "skipped (already freed in NMI)");
-		} else if (has_caches(p_.level) && addr && !live(addr) && addr % 16 == 0 &&
-			   (held(addr) || std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, addr))) {
-			// the interrupted free's own object still has its bit: a double free
-			// the lockless check cannot see, as a cached one's (a libFuzzer
-			// finding); so has one in the LIFO of the CPU the NMI interrupts,
-			// which the cache check skips mid-update (an AFL++ finding)
-			outcome(i, "skipped (D2: a cache holds it, or a free in flight)");
-		} else {
-			const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(op.cpu) + 1;
-			int want;
-			if (!addr)
-				want = 0;
-			else if (nmi_level(p_.level)) {
-				want = addr % BUDDY_MIN_ALLOC_BYTES ? -EINVAL : 0;
-				if (!want)
-					deferred_.push_back(addr);
-				// (concurrent) the deferred list owns it now: no other CPU's
-				// op picks it (sequentially it stays pickable: a free of it is
-				// the double free the drain reports)
-				if (!want && concurrent_)
-					live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
-			} else if (p_.level == buddy_level::before && this_cpu_locked)
-				want = -ETIMEDOUT;
-			else
-				want = shadow_free(addr);  // before: a plain free; series: cached or deferred
-			const int ret = buddy_free(&n, addr);
-			ok = expect(i, "the NMI's free", ret, want);
-			if (ret == 0 && addr)
-				nmi_freed_.push_back(addr);
-		}
+		call.kind = BuddyOp::free;
+		call.target = op.kind == BuddyOp::free ? op.nmi_target : op.target;
 	}
-	busy_[op.cpu] = was_busy;
+	block.body = {call};
+	return block;
+}
+
+// The object slots a block's calls take in its op (targets, and objects an
+// alloc or bulk names), so that a handler armed now and run later names the
+// same objects in every run.
+size_t bulk_slots(const BuddyOp &bulk) { return bulk.norder <= 5 ? size_t(1) << bulk.norder : 0; }
+
+size_t count_slots(const BuddyOp &block)
+{
+	size_t n = 0;
+	for (const BuddyOp &c : block.body)
+		n += c.kind == BuddyOp::bulk ? bulk_slots(c)
+		     : c.kind == BuddyOp::free_bulk ? c.targets.size()
+		     : c.kind == BuddyOp::nmi || c.kind == BuddyOp::nmi_free || c.kind == BuddyOp::nmi_alloc ? count_slots(lowered(c))
+		     : 1;
+	return n;
+}
+
+void Runner::arm(const BuddyOp &block, size_t i, size_t slot)
+{
+	const int c = block.cpu;
+	Armed a{block, i, slot, nmi_depth_[c], -1};
+	if (sched_) {  // pending on the CPU's task: the schedule may run it before its point
+		// the runner is the only one to add handlers: the scheduler's ids are these
+		a.handler = int(handler_done_.size());
+		handler_done_.push_back(0);
+		sched_->add_nmi(c, [this, a] { scheduled_nmi(a, a.handler); });
+	}
+	// An NMI armed over one still armed replaces it (as before blocks).
+	if (armed_[c] && armed_[c]->handler >= 0)
+		handler_done_[size_t(armed_[c]->handler)] = 1;
+	armed_[c] = a;
+	armed_seq_[c]++;
+}
+
+// The runner delivers armed NMI `a` now (at its point, or after the call
+// that did not reach it): through the scheduler when there is one.
+bool Runner::fire(const Armed &a, const std::string &where)
+{
+	if (a.handler < 0)
+		return handler(a, where, false);
+	firing_ = true;
+	firing_where_ = where;
+	sched_->nmi_now(a.handler);  // false: the schedule ran it already
+	firing_ = false;
+	return v_.ok;
+}
+
+// Handler h, run by the scheduler: where the runner fires it, or at a
+// decision the schedule chose (a record "at TN LABEL#K nmi Nh").
+void Runner::scheduled_nmi(const Armed &a, int h)
+{
+	if (handler_done_[size_t(h)] || !v_.ok)
+		return;
+	handler_done_[size_t(h)] = 1;
+	const int c = a.block.cpu;
+	std::string where = firing_where_;
+	if (!firing_) {
+		if (armed_[c] && armed_[c]->handler == h)
+			armed_[c].reset();
+		where = "where the schedule ran it";
+		// the linearizability candidates run it at its point, not here
+		if (v_.linearize_note.empty())
+			v_.linearize_note = "linearizability not checked: the schedule placed an NMI";
+	}
+	firing_ = false;
+	handler(a, where, true);
+}
+
+// A nested NMI armed in this context and not delivered by the end of the
+// call (or handler) after which it comes.
+bool Runner::fire_if_left(int c, u64 seq, const char *why)
+{
+	if (!armed_[c] || armed_seq_[c] != seq || armed_[c]->depth != nmi_depth_[c])
+		return true;
+	const Armed n = *armed_[c];
+	armed_[c].reset();
+	v_.trace.push_back("  (" + n.block.at + " not reached: the NMI comes after the " + why + ")");
+	return fire(n, "after it");
+}
+
+// An NMI handler on a.block.cpu: its calls in NMI context, in order.
+// entered: the scheduler has entered NMI context (run_nmi).
+bool Runner::handler(const Armed &a, const std::string &where, bool entered)
+{
+	const int c = a.block.cpu;
+	buddy_ctx n = cpu_[c];
+	n.in_nmi = true;
+	std::optional<sched::InNmi> in_nmi;
+	if (!entered)
+		in_nmi.emplace();
+	const bool was_busy = busy_[c];
+	busy_[c] = true;
+	nmi_depth_[c]++;
+	result(a.op, "NMI");
+	size_t slot = a.slot;
+	bool ok = true;
+	for (size_t k = 0; k < a.block.body.size() && ok && v_.ok; k++) {
+		v_.trace.push_back("  NMI on CPU " + std::to_string(c) + (k ? ", then" : " " + where) + ":");
+		ok = nmi_call(a.op, a.block.body[k], &n, slot);
+	}
+	busy_[c] = was_busy;
+	nmi_depth_[c]--;
+	// Where an NMI lands, and what its calls find, follow from the locks
+	// that failed in its op before it or in it: events no candidate of the
+	// linearizability check repeats, so that check is off for this run.
+	if (fails_on(c) != op_fails_[c] && v_.linearize_note.empty())
+		v_.linearize_note = "linearizability not checked: a lock failed beside an NMI";
 	return ok;
+}
+
+// One call of a handler, in NMI context; a nested NMI it arms comes inside
+// the handler's next call (at its point) or after that call.
+bool Runner::nmi_call(size_t i, const BuddyOp &call, buddy_ctx *n, size_t &slot)
+{
+	const int c = n->cpu;
+	const u64 seq = armed_seq_[c];
+	const bool pending = armed_[c] && armed_[c]->depth == nmi_depth_[c];
+	bool ok = true;
+	switch (call.kind) {
+	case BuddyOp::alloc:
+		v_.trace.back() += " alloc " + std::to_string(call.size);
+		ok = alloc(i, n, call.size, slot++);
+		break;
+	case BuddyOp::free:
+		v_.trace.back() += " free";
+		ok = nmi_free(i, slot++, call.target, n);
+		break;
+	case BuddyOp::bulk:
+		v_.trace.back() += " " + format_buddy_op(call);
+		ok = bulk(i, n, call, slot);
+		slot += bulk_slots(call);
+		break;
+	case BuddyOp::free_bulk:
+		v_.trace.back() += " " + format_buddy_op(call);
+		ok = free_bulk(i, n, call, slot);
+		slot += call.targets.size();
+		break;
+	case BuddyOp::store:
+		v_.trace.back() += " store";
+		ok = store(i, slot++, call.target, call.value, true);
+		break;
+	case BuddyOp::nmi:
+	case BuddyOp::nmi_free:
+	case BuddyOp::nmi_alloc: {
+		const BuddyOp block = lowered(call);
+		v_.trace.back() += " a nested NMI";
+		const size_t first = slot;
+		slot += count_slots(block);
+		if (block.at.empty())
+			return handler(Armed{block, i, first, nmi_depth_[c], -1}, "between the handler's calls", false);
+		arm(block, i, first);
+		return true;
+	}
+	case BuddyOp::reinit:
+	case BuddyOp::drain:
+		break;  // the parser keeps them out of handlers
+	}
+	return ok && (!pending || fire_if_left(c, seq, "handler's call"));
+}
+
+// A handler's free (nmi_free's): the level's NMI rule, predicted.
+bool Runner::nmi_free(size_t i, size_t slot, const Target &target, buddy_ctx *n)
+{
+	bool ok = true;
+	u64 addr = 0;
+	if (!resolve_at(i, slot, target, &addr) || ((concurrent_ || pins_) && target.kind != Target::live && addr)) {
+		outcome(i, "skipped");
+	} else if (nmi_level(p_.level) && std::find(deferred_.begin(), deferred_.end(), addr) != deferred_.end()) {
+		// Freeing an object twice in NMI links it into the deferred list
+		// twice: a cycle only the may_goto budget ends. A known misuse.
+		outcome(i, "skipped (already freed in NMI)");
+	} else if (has_caches(p_.level) && addr && !live(addr) && addr % 16 == 0 &&
+		   (held(addr) || std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, addr))) {
+		// the interrupted free's own object still has its bit: a double free
+		// the lockless check cannot see, as a cached one's (a libFuzzer
+		// finding); so has one in the LIFO of the CPU the NMI interrupts,
+		// which the cache check skips mid-update (an AFL++ finding)
+		outcome(i, "skipped (D2: a cache holds it, or a free in flight)");
+	} else {
+		const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(n->cpu) + 1;
+		std::optional<Freed> freed;
+		int want;
+		if (!addr)
+			want = 0;
+		else if (nmi_level(p_.level)) {
+			want = addr % BUDDY_MIN_ALLOC_BYTES ? -EINVAL : 0;
+			if (!want)
+				deferred_.push_back(addr);
+			// (concurrent) the deferred list owns it now: no other CPU's
+			// op picks it (sequentially it stays pickable: a free of it is
+			// the double free the drain reports)
+			if (!want && concurrent_)
+				live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
+		} else if (p_.level == buddy_level::before && this_cpu_locked)
+			want = -ETIMEDOUT;
+		else {
+			if (live(addr))
+				freed = freeing(addr);
+			want = shadow_free(addr);  // before: a plain free; series: cached or deferred
+		}
+		const u64 fails = fails_here(n->cpu);
+		const int ret = buddy_free(n, addr);
+		const bool failed = ret == -ETIMEDOUT && fails_here(n->cpu) != fails;
+		if (failed) {  // its lock failed: nothing freed
+			if (freed)
+				unfree(*freed);
+			want = ret;
+		}
+		ok = expect(i, "the NMI's free", ret, want);
+		if (failed)
+			lock_failed(i);
+		if (ret == 0 && addr)
+			nmi_freed_.push_back(addr);
+	}
+	return ok;
+}
+
+// bulk: buddy_alloc_bulk of 2^norder objects, named k0, k0 + 1, ... in op i.
+// In NMI it never refills at the nmi levels, and the lock over this CPU's
+// holder gives -ETIMEDOUT: -ENOMEM.
+bool Runner::bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t k0)
+{
+	const u64 order = size_to_order(op.size);
+	const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(b->cpu) + 1;
+	u64 out[32];
+	int want = op.norder >= BUDDY_CHUNK_NUM_ORDERS ? -EINVAL
+		   : order >= BUDDY_CHUNK_NUM_ORDERS || op.norder >= BUDDY_CHUNK_NUM_ORDERS - order ? -ENOMEM
+												  : 0;
+	if (op.norder > 5)
+		return true;  /* out[] holds 32 */
+	if (want == 0 && b->in_nmi && (nmi_level(p_.level) || this_cpu_locked))
+		want = -ENOMEM;
+	const u64 fails = fails_here(b->cpu);
+	const int ret = buddy_alloc_bulk(b, op.size, op.norder, out);
+	const bool failed = want == 0 && ret == -ENOMEM && fails_here(b->cpu) != fails;
+	if (failed)
+		want = ret;  // a failed lock: no memory
+	else if (want == 0 && ret == -ENOMEM && b->in_nmi && has_caches(p_.level))
+		want = ret;  // (series) no new chunk in NMI
+	if (!expect(i, "bulk", ret, want))
+		return false;
+	if (failed)
+		lock_failed(i);
+	for (u64 k = 0; ret == 0 && k < (1u << op.norder); k++) {
+		if (live(out[k]))
+			return fail(i, "I1: bulk handed out a live object again");
+		add_live(out[k], order, ref_id(i, (k0 + k) % 256));
+	}
+	return true;
+}
+
+// free_bulk: its targets are slots slot0, slot0 + 1, ... of op i. In NMI
+// (past before) buddy_free_bulk chains the objects and defers them all with
+// one push, checking nothing: a handler's free_bulk frees live objects only,
+// each once (an unaligned one's link would land in its neighbour, as
+// buddy_free's NMI path checks and H's did not).
+bool Runner::free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0)
+{
+	const int c = b->cpu;
+	std::vector<u64> addrs;
+	for (const Target &t : op.targets) {
+		u64 a = 0;
+		if (!((concurrent_ || pins_ || b->in_nmi) && t.kind != Target::live && t.kind != Target::null))
+			resolve_at(i, slot0 + addrs.size(), t, &a);
+		if (a && b->in_nmi &&
+		    (std::count(addrs.begin(), addrs.end(), a) || std::count(deferred_.begin(), deferred_.end(), a) ||
+		     std::count(in_flight_, in_flight_ + BUDDY_NR_CPUS, a) || !live(a)))
+			a = 0;  // a double free in NMI (the runner's nmi_free skips it too)
+		addrs.push_back(a);
+	}
+	if (b->in_nmi && p_.level != buddy_level::before) {
+		const int ret = buddy_free_bulk(b, addrs.data(), addrs.size());
+		// the chain first -> ... -> last, spliced in at the head
+		for (auto it = addrs.rbegin(); it != addrs.rend(); ++it)
+			if (*it) {
+				if (nmi_level(p_.level))
+					deferred_.push_back(*it);
+				else
+					shadow_free(*it);  // series: the deferred list is a cache to its checks
+				if (nmi_level(p_.level) && concurrent_)
+					live_order_.erase(std::find(live_order_.begin(), live_order_.end(), *it));
+				nmi_freed_.push_back(*it);
+			}
+		return expect(i, "the NMI's free_bulk", ret, 0);
+	}
+	const bool this_cpu_locked = arena_.load32(b_.buddy + BUDDY_LOCK) == u32(c) + 1;
+	if (b->in_nmi && this_cpu_locked)  // before: the lock over its holder times out
+		return expect(i, "the NMI's free_bulk", buddy_free_bulk(b, addrs.data(), addrs.size()), addrs.empty() ? 0 : -ETIMEDOUT);
+	int want = 0;
+	bool freed = false;
+	std::vector<Freed> unfreed;
+	if (!addrs.empty()) {
+		for (u64 a : addrs)
+			if (a) {
+				if (live(a))
+					unfreed.push_back(freeing(a));
+				int e = shadow_free(a);
+				freed |= e == 0;
+				want = want ? want : e;
+			}
+		if (nmi_level(p_.level))
+			drained_[c] = false;  // predicted at the drain's point, inside the call
+	}
+	if (has_caches(p_.level) && freed)
+		want = 0;  // v2: fails only when nothing was freed
+	const u64 fails = fails_here(c);
+	const int ret = buddy_free_bulk(b, addrs.data(), addrs.size());
+	if (nmi_level(p_.level) && !addrs.empty()) {
+		const int e = take_drain(c);
+		want = want ? want : e;
+	}
+	const bool failed = ret == -ETIMEDOUT && fails_here(c) != fails;
+	if (failed) {  // its lock failed: nothing freed
+		for (const Freed &f : unfreed)
+			unfree(f);
+		want = ret;
+	}
+	const bool ok = expect(i, "free_bulk", ret, want);
+	if (failed)
+		lock_failed(i);
+	return ok;
+}
+
+// A store into a live object: the user's, through the mapping (a fault
+// may map the page), or a handler's (in_nmi): a BPF program writing
+// through the kernel view, as the allocator does (no fault, no mmap lock).
+bool Runner::store(size_t i, size_t slot, const Target &target, u64 value, bool in_nmi)
+{
+	u64 addr = 0;
+	if (!resolve_at(i, slot, target, &addr) || (pins_ && !live(addr))) {
+		outcome(i, "skipped");
+		return true;
+	}
+	const u64 size = 16ull << shadow_.live[addr];
+	// An object with any address of it freed in NMI is not the user's any
+	// more: the deferred push wrote its link at that address, unchecked
+	// (an interior or unaligned free is refused only at the drain).
+	if (std::any_of(deferred_.begin(), deferred_.end(), [&](u64 d) { return d >= addr && d < addr + size; })) {
+		outcome(i, "skipped");
+		return true;
+	}
+	const u64 off = 8 * ((value >> 3) % (size / 8));
+	// (concurrent) held by this CPU while it stores: out of the others' reach
+	if (concurrent_)
+		live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
+	int sig = 0;
+	if (in_nmi) {
+		arena_.store64(addr + off, value);
+	} else {
+		sig = arena_.machine().store(0, addr + off, 8, value).sig;
+		arena_.written(addr + off, addr + off + 8);  // around the Arena: the checker is told here
+	}
+	if (concurrent_)
+		live_order_.push_back(addr);
+	return expect(i, "a user store into the object", sig, 0);
 }
 
 bool Runner::would_skip(const BuddyOp &op, size_t i)
@@ -430,25 +808,18 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	const u64 seq = armed_seq_[c];
 	busy_[c] = true;
 	cur_op_[c] = i;
+	op_fails_[c] = fails_on(c);
 	bool ok = step(i, op);
 	busy_[c] = false;
 	v_.completion.push_back(i);
-	if (ok && pending && armed_[c] && armed_seq_[c] == seq) {
-		const BuddyOp n = *armed_[c];
-		armed_[c].reset();
-		v_.trace.push_back("  (" + n.at + " not reached: the NMI comes after the op)");
-		ok = nmi(armed_op_[c], n, false);
-	}
+	if (ok && pending)
+		ok = fire_if_left(c, seq, "op");
 	return ok && check(i);
 }
 
 bool Runner::step(size_t i, const BuddyOp &op)
 {
-	BuddyProgram one;
-	one.ops = {op};
-	std::string text = format_buddy_program(one);
-	text = text.substr(text.find('\n') + 1);
-	text.pop_back();
+	const std::string text = format_buddy_op(op);
 	v_.trace.push_back(concurrent_ ? "T" + std::to_string(op.cpu) + ": " + text : text);
 	buddy_ctx *b = &cpu_[op.cpu];
 	u64 addr = 0;
@@ -472,29 +843,14 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		return alloc(i, b, op.size);
 	case BuddyOp::nmi_alloc:
 	case BuddyOp::nmi_free:
+	case BuddyOp::nmi:
 		if (op.at.empty())
-			return nmi(i, op, false);
-		arm(op, i);
+			return handler(Armed{lowered(op), i, 0, 0, -1}, "between ops", false);
+		arm(lowered(op), i, 0);
 		outcome(i, "armed");
 		return true;
-	case BuddyOp::bulk: {
-		const u64 order = size_to_order(op.size);
-		u64 out[32];
-		const int want = op.norder >= BUDDY_CHUNK_NUM_ORDERS ? -EINVAL
-				 : order >= BUDDY_CHUNK_NUM_ORDERS || op.norder >= BUDDY_CHUNK_NUM_ORDERS - order ? -ENOMEM
-																    : 0;
-		if (op.norder > 5)
-			return true;  /* out[] holds 32 */
-		const int ret = buddy_alloc_bulk(b, op.size, op.norder, out);
-		if (!expect(i, "bulk", ret, want))
-			return false;
-		for (u64 k = 0; ret == 0 && k < (1u << op.norder); k++) {
-			if (live(out[k]))
-				return fail(i, "I1: bulk handed out a live object again");
-			add_live(out[k], order, ref_id(i, k));
-		}
-		return true;
-	}
+	case BuddyOp::bulk:
+		return bulk(i, b, op, 0);
 	case BuddyOp::free: {
 		if (!resolve_at(i, 0, op.target, &addr) || concurrent_skip(op.target)) {
 			outcome(i, "skipped");
@@ -502,30 +858,26 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		}
 		const bool with_nmi = op.has_nmi && addr && !armed_[op.cpu];
 		u64 nmi_seq = 0;
-		if (with_nmi) {  // an NMI frees nmi_target at lock_held
-			BuddyOp n;
-			n.kind = BuddyOp::nmi_free;
-			n.target = op.nmi_target;
-			n.cpu = op.cpu;
-			n.at = "buddy_lock:held";
-			arm(n, i);
+		if (with_nmi) {  // an NMI frees nmi_target at lock_held (slot 1)
+			arm(lowered(op), i, 1);
 			nmi_seq = armed_seq_[op.cpu];
 		}
 		// claimed now: no other CPU picks it while this free runs
 		const bool was_live = addr && live(addr);
 		int want = addr && addr % 16 == 0 && !was_live && has_caches(p_.level) ? -EINVAL : 0;
-		if (was_live)
+		std::optional<Freed> freed;
+		if (was_live) {
+			freed = freeing(addr);
 			remove_live(addr);
+		}
 		in_flight_[op.cpu] = addr;
+		const u64 fails = fails_here(op.cpu);
 		const int ret = buddy_free(b, addr);
 		in_flight_[op.cpu] = 0;
-		if (with_nmi && armed_[op.cpu] && armed_seq_[op.cpu] == nmi_seq) {
-			const BuddyOp n = *armed_[op.cpu];
-			armed_[op.cpu].reset();  // the free never took the lock (a cache): the NMI comes after it
-			v_.trace.push_back("  (buddy_lock:held not reached: the NMI comes after the op)");
-			if (!nmi(i, n, false))
-				return false;
-		}
+		const bool failed = ret == -ETIMEDOUT && fails_here(op.cpu) != fails;
+		// the free never took the lock (a cache, a failed lock): the NMI comes after it
+		if (with_nmi && !fire_if_left(op.cpu, nmi_seq, "op"))
+			return false;
 		if (!addr) {
 			want = 0;
 		} else if (!has_caches(p_.level)) {
@@ -537,60 +889,20 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		} else if (addr % 16) {
 			want = -EINVAL;
 		}
-		return expect(i, "free", ret, want);
+		if (failed) {  // nothing freed, nothing drained
+			if (freed)
+				unfree(*freed);
+			want = ret;
+		}
+		const bool ok = expect(i, "free", ret, want);
+		if (failed)
+			lock_failed(i);
+		return ok;
 	}
-	case BuddyOp::free_bulk: {
-		std::vector<u64> addrs;
-		for (const Target &t : op.targets) {
-			u64 a = 0;
-			if (!concurrent_skip(t))
-				resolve_at(i, addrs.size(), t, &a);
-			addrs.push_back(a);
-		}
-		int want = 0;
-		bool freed = false;
-		if (!addrs.empty()) {
-			for (u64 a : addrs)
-				if (a) {
-					int e = shadow_free(a);
-					freed |= e == 0;
-					want = want ? want : e;
-				}
-			if (nmi_level(p_.level))
-				drained_[op.cpu] = false;  // predicted at the drain's point, inside the call
-		}
-		if (has_caches(p_.level) && freed)
-			want = 0;  // v2: fails only when nothing was freed
-		const int ret = buddy_free_bulk(b, addrs.data(), addrs.size());
-		if (nmi_level(p_.level) && !addrs.empty()) {
-			const int e = take_drain(op.cpu);
-			want = want ? want : e;
-		}
-		return expect(i, "free_bulk", ret, want);
-	}
-	case BuddyOp::store: {
-		if (!resolve_at(i, 0, op.target, &addr) || (pins_ && !live(addr))) {
-			outcome(i, "skipped");
-			return true;
-		}
-		const u64 size = 16ull << shadow_.live[addr];
-		// An object with any address of it freed in NMI is not the user's any
-		// more: the deferred push wrote its link at that address, unchecked
-		// (an interior or unaligned free is refused only at the drain).
-		if (std::any_of(deferred_.begin(), deferred_.end(), [&](u64 d) { return d >= addr && d < addr + size; })) {
-			outcome(i, "skipped");
-			return true;
-		}
-		const u64 off = 8 * ((op.value >> 3) % (size / 8));
-		// (concurrent) held by this CPU while it stores: out of the others' reach
-		if (concurrent_)
-			live_order_.erase(std::find(live_order_.begin(), live_order_.end(), addr));
-		const int sig = arena_.machine().store(0, addr + off, 8, op.value).sig;
-		arena_.written(addr + off, addr + off + 8);  // around the Arena: the checker is told here
-		if (concurrent_)
-			live_order_.push_back(addr);
-		return expect(i, "a user store into the object", sig, 0);
-	}
+	case BuddyOp::free_bulk:
+		return free_bulk(i, b, op, 0);
+	case BuddyOp::store:
+		return store(i, 0, op.target, op.value);
 	case BuddyOp::drain: {
 		if (concurrent_ && !alone(op.cpu)) {
 			outcome(i, "skipped (another CPU still runs ops)");
@@ -599,7 +911,14 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		if (sched_)
 			sched_->join_all();
 		nmi_freed_.clear();
-		if (!expect(i, "buddy_cache_drain_all", buddy_cache_drain_all(b), 0))
+		const u64 fails = fails_here(op.cpu);
+		const int ret = buddy_cache_drain_all(b);
+		if (ret == -ETIMEDOUT && fails_here(op.cpu) != fails) {  // a lock failed: some stay cached
+			outcome(i, std::to_string(ret));
+			lock_failed(i);
+			return true;
+		}
+		if (!expect(i, "buddy_cache_drain_all", ret, 0))
 			return false;
 		// An NMI inside the drain (at buddy_lock:held) frees into its CPU's
 		// LIFO: that object may be cached after the drain, nothing else.
@@ -624,7 +943,14 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		live_order_.clear();
 		stale_.clear();
 		deferred_.clear();
-		return expect(i, "buddy_init", buddy_init(b), 0);
+		const u64 fails = fails_here(op.cpu);
+		const int ret = buddy_init(b);
+		// a failed lock: no chunk yet (-EINVAL, or -ENOMEM when buddy_chunk_get's failed)
+		const bool failed = ret && fails_here(op.cpu) != fails;
+		const bool ok = expect(i, "buddy_init", ret, failed ? ret : 0);
+		if (failed)
+			lock_failed(i);
+		return ok;
 	}
 	return true;
 }
@@ -641,10 +967,28 @@ bool Runner::start()
 
 void Runner::run_cpu(int cpu)
 {
-	for (size_t i = 0; i < p_.ops.size() && v_.ok; i++)
+	size_t g = 0;  // the joins passed
+	for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
+		for (; g < p_.joins.size() && p_.joins[g] <= i && v_.ok; g++)
+			barrier(g);
 		if (p_.ops[i].cpu == cpu)
 			op_and_checks(i, p_.ops[i]);
+	}
 	end_nmi(cpu);
+}
+
+// A `join` (concurrent): this CPU has run its ops before join g; it waits
+// (Scheduler::join_wait) until every CPU has. The last to arrive orders all
+// that came before after all that comes after (the lockset's join_all).
+void Runner::barrier(size_t g)
+{
+	static const sched::Label &join = sched::label_named("buddy_runner:join");
+	if (++arrived_[g] == ncpus_) {
+		sched_->join_all();
+		sched_->join_wake(&arrived_);
+		return;
+	}
+	sched_->join_wait(&arrived_, [this, g] { return arrived_[g] == ncpus_ || !v_.ok; }, join);
 }
 
 // An NMI armed by the CPU's last op comes at the end (of its task, when concurrent).
@@ -652,16 +996,74 @@ void Runner::end_nmi(int cpu)
 {
 	if (!v_.ok || !armed_[cpu])
 		return;
-	const BuddyOp n = *armed_[cpu];
+	const Armed n = *armed_[cpu];
 	armed_[cpu].reset();
-	if (nmi(armed_op_[cpu], n, false))
-		check(armed_op_[cpu]);
+	if (fire(n, "between ops"))
+		check(n.op);
+}
+
+// A sequential Program with schedule records (lock failures): CPU N's ops
+// are task TN of a scheduler, as in a concurrent run, so that "at TN
+// LABEL#K fail" means the same in both, but each op waits for its turn
+// (program order), and each CPU's armed NMI comes after every op, in CPU
+// order, as without records.
+void Runner::run_in_order(sched::Strategy *strategy)
+{
+	int ncpus = 1;
+	for (const BuddyOp &op : p_.ops)
+		ncpus = std::max(ncpus, op.cpu + 1);
+	// Only the strategy's fail and NMI answers: which waiting task checks
+	// its turn first changes nothing, and a switch record would make the
+	// Program's text concurrent.
+	struct EventsOnly final : sched::Strategy {
+		sched::Strategy *s;
+		explicit EventsOnly(sched::Strategy *inner) : s(inner) {}
+		void begin(int n) override { s->begin(n); }
+		int pick(const sched::Decision &d) override { return d.default_choice; }
+		bool fail(const sched::Decision &d) override { return s->fail(d); }
+		int nmi(const sched::Decision &d, const std::vector<int> &pending) override { return s->nmi(d, pending); }
+		std::string divergence() const override { return s->divergence(); }
+	};
+	sched::Replay replay(p_.schedule);
+	EventsOnly events(strategy ? strategy : &replay);
+	sched::Scheduler s(events);
+	s.lockset = false;  // one op at a time, in order: nothing races
+	sched_ = &s;
+	const sched::Label &turn_label = sched::label_named("buddy_runner:turn");
+	size_t turn = 0;
+	for (int c = 0; c < ncpus; c++)
+		s.spawn([this, c, &s, &turn, &turn_label] {
+			auto wait_turn = [&](size_t t) { s.join_wait(&turn, [&] { return turn == t || !v_.ok; }, turn_label); };
+			for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
+				if (p_.ops[i].cpu != c)
+					continue;
+				wait_turn(i);
+				if (v_.ok)
+					op_and_checks(i, p_.ops[i]);
+				turn = i + 1;
+				s.join_wake(&turn);
+			}
+			wait_turn(p_.ops.size() + size_t(c));
+			end_nmi(c);
+			turn++;
+			s.join_wake(&turn);
+		});
+	sched::RunResult r = s.run();
+	sched_ = nullptr;
+	v_.records = r.records;
+	v_.trace_hash = r.trace_hash;
+	if (v_.ok && r.outcome != sched::Outcome::done)
+		fail(p_.ops.size(), std::string("schedule: ") + sched::to_string(r.outcome) + ": " + r.report);
 }
 
 BuddyVerdict Runner::run(sched::Strategy *strategy)
 {
 	if (!start())
 		return v_;
+	if (!p_.concurrent && (!p_.schedule.empty() || strategy)) {  // records, or a strategy's events
+		run_in_order(strategy);
+		return v_;
+	}
 	if (!p_.concurrent) {
 		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
 			op_and_checks(i, p_.ops[i]);
@@ -681,6 +1083,8 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 	sched::Replay replay(p_.schedule);
 	sched::Scheduler s(strategy ? *strategy : replay);
 	sched_ = &s;
+	ncpus_ = ncpus;
+	arrived_.assign(p_.joins.size(), 0);
 	s.on_point = [this] { return v_.ok ? point_check() : std::string(); };
 	for (int c = 0; c < ncpus; c++) {
 		done_[c] = false;

@@ -36,7 +36,8 @@ struct BuddyVerdict {
 
 // A concurrent Program runs under its own schedule (Replay of p.schedule).
 BuddyVerdict run_buddy_program(const BuddyProgram &p);
-// A concurrent Program under `s` (the explorer's strategies).
+// A concurrent Program under `s` (the explorer's strategies); a sequential
+// one in program order under `s`, whose fail and NMI answers it takes.
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s);
 
 // A sequential Program whose op k's pointers name the objects refs[k] names

@@ -320,7 +320,9 @@ void Scheduler::run_nmi(int h)
 	MarkedAccess::set_depth(0);
 	IgnoreAccesses::set_depth(0);
 	nmi_enter();
-	nmi_bodies_[size_t(h)]();
+	// a copy: the handler may add handlers (add_nmi), which grows the vector
+	const std::function<void()> body = nmi_bodies_[size_t(h)];
+	body();
 }
 
 bool Scheduler::nmi_now(int h)

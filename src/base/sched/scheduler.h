@@ -145,8 +145,9 @@ public:
 	// A handler the harness runs as an NMI on `task` (on its CPU), at a
 	// decision the strategy picks, or when nmi_now() asks, or else when the
 	// task's body returns. Ids are 0, 1, ... per run, in order; call
-	// between spawn() and run(). Each runs once; a handler's own decisions
-	// may run another pending handler (a nested NMI).
+	// between spawn() and run(), or during the run on `task`'s own fiber
+	// (a handler armed as the task goes, a handler's too). Each runs once;
+	// a handler's own decisions may run another pending handler (a nested NMI).
 	int add_nmi(int task, std::function<void()> body);
 	// On the task's fiber: runs handler `h` now if it is still pending on
 	// the current task (a Program's "NMI by the end of this op"). False if

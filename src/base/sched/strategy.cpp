@@ -90,7 +90,16 @@ int ByteSchedule::pick(const Decision &d)
 
 bool ByteSchedule::fail(const Decision &d)
 {
-	return std::find(fails_.begin(), fails_.end(), d.event) != fails_.end();
+	const auto it = events_.find(d.event);
+	return it != events_.end() && it->second != 0;
+}
+
+int ByteSchedule::nmi(const Decision &d, const std::vector<int> &pending)
+{
+	const auto it = events_.find(d.event);
+	if (it == events_.end() || it->second <= 0)
+		return -1;
+	return pending[size_t(it->second - 1) % pending.size()];
 }
 
 void Replay::begin(int ntasks)

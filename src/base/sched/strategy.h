@@ -140,23 +140,37 @@ private:
 	std::vector<SeenEvent> seen_events_;
 };
 
-// The fuzzers' and generators' schedule: (delta, target) pairs decoded
-// from bytes. After `delta` more counted steps, switch to task target %
-// ntasks (or the next runnable id above it). Every byte string is a valid
-// schedule. `fails`: the fallible acquisitions (by Decision::event) that fail.
+// The fuzzers' schedule: (delta, target) pairs decoded from bytes. After
+// `delta` more counted steps, switch to task target % ntasks (or the next
+// runnable id above it). Every byte string is a valid schedule.
+// events: an answer per fail/NMI question number (Decision::event): for a
+// fail question any non-zero value fails it; for an NMI question v > 0
+// runs pending handler (v - 1) % pending.size(). Absent or 0: no.
 class ByteSchedule final : public Strategy {
 public:
-	explicit ByteSchedule(std::vector<std::pair<uint32_t, uint8_t>> picks, std::vector<uint32_t> fails = {})
-		: picks_(std::move(picks)), fails_(std::move(fails))
+	// The events map that fails the fail questions listed (a generator's
+	// lock failures, ConcurrentInput::fail_events).
+	static std::map<uint64_t, int> failing(const std::vector<uint32_t> &questions)
+	{
+		std::map<uint64_t, int> m;
+		for (uint32_t q : questions)
+			m[q] = 1;
+		return m;
+	}
+
+public:
+	explicit ByteSchedule(std::vector<std::pair<uint32_t, uint8_t>> picks, std::map<uint64_t, int> events = {})
+		: picks_(std::move(picks)), events_(std::move(events))
 	{
 	}
 	void begin(int ntasks) override;
 	int pick(const Decision &d) override;
 	bool fail(const Decision &d) override;
+	int nmi(const Decision &d, const std::vector<int> &pending) override;
 
 private:
 	std::vector<std::pair<uint32_t, uint8_t>> picks_;
-	std::vector<uint32_t> fails_;
+	std::map<uint64_t, int> events_;
 	size_t next_ = 0;
 	uint64_t due_ = 0;
 	int ntasks_ = 1;

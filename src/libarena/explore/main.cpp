@@ -105,9 +105,10 @@ int main(int argc, char **argv)
 			    (unsigned long long)r.repeats);
 		if (r.unclassified)
 			std::printf(", %llu unclassified: set full", (unsigned long long)r.unclassified);
-		std::printf(")");
+		std::printf("; bounded search %llu%s)", (unsigned long long)r.bounded,
+			    r.bounded_exhausted ? ", exhausted" : "");
 		if (r.linearize_unchecked)
-			std::printf(" (linearizability not checked on %llu: too many orders)",
+			std::printf(" (linearizability not checked on %llu: too many orders, a lock failed beside an NMI, or the schedule placed one)",
 				    (unsigned long long)r.linearize_unchecked);
 		if (!r.finding) {
 			std::printf(", no finding\n");

@@ -158,10 +158,6 @@ TEST(Buddy, ErrorContractLeavesNoTrace)
 	EXPECT_EQ(buddy_free(&f.b, p + 16), -EINVAL);  // interior
 	EXPECT_EQ(buddy_alloc(&f.b, 0), 0u);
 	EXPECT_EQ(buddy_alloc(&f.b, (512 << 10) + 1), 0u);
-	f.faults.lock_fail_next = 1;
-	EXPECT_EQ(buddy_free(&f.b, p), -ETIMEDOUT);
-	f.faults.lock_fail_next = 1;
-	EXPECT_EQ(buddy_alloc(&f.b, 16), 0u);
 	EXPECT_EQ(snapshot_buddy(&f.b), before);
 	ASSERT_EQ(buddy_free(&f.b, p), 0);
 	f.shadow.live.erase(p);
@@ -169,6 +165,41 @@ TEST(Buddy, ErrorContractLeavesNoTrace)
 	EXPECT_EQ(buddy_free(&f.b, p), -EINVAL);  // double free
 	EXPECT_EQ(snapshot_buddy(&f.b), after_free);
 	f.check("after the refusals");
+}
+
+// A failed buddy lock (rqspinlock's -ETIMEDOUT) is a schedule event: the
+// records make a sequential Program's 2nd and 3rd acquisitions fail. The
+// free returns the lock's error and the object stays its caller's (the
+// runner checks the allocator against that after every op, I1-I12); the
+// alloc returns NULL; a record the run never reaches is a divergence.
+TEST(BuddyProgram, LockFailureIsAScheduleEvent)
+{
+	const std::string text = "level before\nalloc 100\nfree live:0\nalloc 16\nfree live:0\n"
+				 "at T0 buddy_lock:timeout#2 fail\nat T0 buddy_lock:timeout#3 fail\n";
+	std::string err;
+	auto p = parse_buddy_program(text, &err);
+	ASSERT_TRUE(p) << err;
+	EXPECT_FALSE(p->concurrent);  // fail records alone keep it sequential
+	EXPECT_EQ(format_buddy_program(*p), text);
+	for (buddy_level level : {buddy_level::before, buddy_level::nmi_deferred, buddy_level::ret_overwrite}) {
+		p->level = level;
+		const BuddyVerdict v = run_buddy_program(*p);
+		ASSERT_TRUE(v.ok) << to_string(level) << ": " << v.what;
+		EXPECT_EQ(v.results, (std::vector<std::string>{"object", std::to_string(-ETIMEDOUT) + " (lock failed)",
+							     "NULL (lock failed)", "0"}))
+			<< to_string(level);
+		EXPECT_EQ(v.records, p->schedule);
+	}
+	// without the records: the same Program frees and allocates
+	BuddyProgram plain = *p;
+	plain.schedule.clear();
+	EXPECT_EQ(run_buddy_program(plain).results, (std::vector<std::string>{"object", "0", "object", "0"}));
+	// a record never reached
+	auto q = parse_buddy_program("level before\nalloc 100\nat T1 buddy_lock:timeout#1 fail\n", &err);
+	ASSERT_TRUE(q) << err;
+	const BuddyVerdict d = run_buddy_program(*q);
+	EXPECT_FALSE(d.ok);
+	EXPECT_NE(d.what.find("never reached"), std::string::npos) << d.what;
 }
 
 // A seeded random sequence: alloc / bulk / free (live, stale, interior,
@@ -268,6 +299,7 @@ TEST(BuddyProgram, DecodedProgramsRoundTripAndRunQuietOnCorrectLevels)
 		auto q = parse_buddy_program(format_buddy_program(p), &err);
 		ASSERT_TRUE(q) << err;
 		ASSERT_EQ(q->ops, p.ops);
+		ASSERT_EQ(q->joins, p.joins);
 		const BuddyVerdict v = run_buddy_program(p);
 		ASSERT_TRUE(v.ok) << v.what << "\n" << format_buddy_program(p);
 	}
@@ -549,14 +581,25 @@ TEST(BuddyExplore, CountsDistinctSchedulesAndRepeats)
 	BuddyExploreOptions o;
 	o.seconds = 600;
 	o.max_schedules = 50;
+	// One CPU: only lock failures vary (refill's, then alloc's own, in
+	// alloc 20; alloc 100's own): the bounded search runs each set of at
+	// most two, and every later schedule repeats one of them.
 	BuddyExploreReport r = explore_buddy(*one, o);
 	ASSERT_FALSE(r.finding);
 	EXPECT_EQ(r.schedules, 50u);
+	EXPECT_TRUE(r.bounded_exhausted);
+	EXPECT_EQ(r.distinct, r.bounded);
+	EXPECT_EQ(r.repeats, 50u - r.bounded);
+	o.rates = {};
+	o.bounded.max_deviations = 0;  // the default schedule only, then PCT and the walk without events
+	r = explore_buddy(*one, o);
 	EXPECT_EQ(r.distinct, 1u);
 	EXPECT_EQ(r.repeats, 49u);
 	auto two = parse_buddy_program("level series\nconcurrent\nalloc 20\nalloc 20 cpu=1\nfree live:0 cpu=1\n", &err);
 	ASSERT_TRUE(two) << err;
-	o.max_schedules = 300;
+	o = BuddyExploreOptions{};
+	o.seconds = 600;
+	o.max_schedules = 150;
 	BuddyExploreReport a = explore_buddy(*two, o), b = explore_buddy(*two, o);
 	ASSERT_FALSE(a.finding);
 	EXPECT_GT(a.distinct, 1u);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The schedule explorer for allocator Programs: one Program, its CPUs as
 // tasks of the deterministic scheduler (src/base/sched), many schedules
-// (the default one, then PCT and the random walk alternating, seeded) until
-// a finding or the budget. A finding is the Program with its schedule's
+// until a finding or the budget: the bounded search first (its first run is
+// the default schedule; sched::BoundedSearch) for bounded_share of the
+// budget, then PCT and the random walk alternating (seeded); with
+// stop_when_exhausted, a Program whose bound ran out stops there. A finding is the Program with its schedule's
 // records; it is replayed from them (as text) before it is reported.
 #pragma once
 
@@ -19,6 +21,9 @@ struct BuddyExploreOptions {
 	uint64_t max_schedules = 0;  // 0: no limit
 	uint64_t seed = 1;
 	int pct_depth = 3;
+	int max_deviations = 2;       // the bounded search's
+	double bounded_share = 0.5;   // of the seconds and of max_schedules
+	bool stop_when_exhausted = false;
 };
 
 struct BuddyFinding {
@@ -32,8 +37,9 @@ struct BuddyFinding {
 
 struct BuddyExploreReport {
 	uint64_t schedules = 0;  // runs
-	// Distinct schedules by trace hash (ScheduleSet; there is no bounded
-	// search here, so nothing is ever exhausted): distinct + repeats +
+	uint64_t bounded = 0;    // of which the bounded search's
+	bool bounded_exhausted = false;  // every schedule within the bound ran
+	// Distinct schedules by trace hash (ScheduleSet): distinct + repeats +
 	// unclassified == schedules.
 	uint64_t distinct = 0, repeats = 0, unclassified = 0;
 	uint64_t linearize_unchecked = 0;  // schedules with too many orders to check (buddy_linearize.h)

@@ -2,11 +2,9 @@
 #include "check/interleave/explore.h"
 
 #include <chrono>
-#include <deque>
-#include <map>
-#include <set>
 
 #include "base/schedule_set.h"
+#include "base/sched/bounded.h"
 #include "base/sched/strategy.h"
 
 namespace fl::interleave {
@@ -73,13 +71,14 @@ public:
 		case StrategyKind::pct: randomised(true, false); break;
 		case StrategyKind::random: randomised(false, true); break;
 		case StrategyKind::portfolio:
+			// An exhausted bound has run every schedule it names: with
+			// stop_when_exhausted the rest would mostly re-walk them.
 			bounded();
-			randomised(true, true);
+			if (!(r_.bounded_exhausted && o_.stop_when_exhausted))
+				randomised(true, true);
 			break;
 		}
-		r_.distinct = seen_.distinct();
-		r_.repeats = seen_.repeats();
-		r_.unclassified = seen_.unclassified();
+		report_counts(r_, seen_);
 		r_.seconds = elapsed();
 		return std::move(r_);
 	}
@@ -125,62 +124,23 @@ private:
 	}
 
 	// Every schedule departing from the default at most max_deviations
-	// times (breadth first: fewer departures first). True if finished
-	// (exhausted, or a finding).
+	// times (sched::BoundedSearch). True if finished (exhausted, or a finding).
 	bool bounded()
 	{
-		// A departure is a pick other than the default at a step, or a
-		// lock failure / an NMI at an event question (Forced::seen_events):
-		// both count toward max_deviations.
-		struct Node {
-			std::map<uint64_t, int> picks, events;
-			uint64_t after;        // pick departures only at steps >= after
-			uint64_t after_event;  // event departures only at questions >= after_event
-		};
-		std::deque<Node> queue{Node{{}, {}, 0, 0}};
-		// A pick and an event departure are reached in either order: run
-		// each set of departures once.
-		std::set<std::pair<std::map<uint64_t, int>, std::map<uint64_t, int>>> ran;
-		while (!queue.empty()) {
-			if (stop())
-				return r_.finding.has_value();
-			Node n = std::move(queue.front());
-			queue.pop_front();
-			if (!ran.emplace(n.picks, n.events).second)
-				continue;
-			sched::Forced f(n.picks, n.events);
-			const size_t departures = n.picks.size() + n.events.size();
-			std::string name = "bounded(" + std::to_string(departures) + " departures)";
+		sched::BoundedSearch search(o_.max_deviations, o_.max_events);
+		while (!stop()) {
+			std::optional<sched::BoundedSearch::Node> n = search.next();
+			if (!n) {
+				r_.bounded_exhausted = true;
+				return true;
+			}
+			sched::Forced f(n->picks, n->events);
+			std::string name = "bounded(" + std::to_string(n->departures()) + " departures)";
 			if (one(f, name, &r_.bounded, &r_.bounded_new) && o_.stop_at_first)
 				return true;
-			if (int(departures) >= o_.max_deviations)
-				continue;
-			for (const auto &seen : f.seen()) {
-				if (seen.step < n.after)
-					continue;
-				for (int alt : seen.runnable) {
-					if (alt == seen.default_choice)
-						continue;
-					Node c{n.picks, n.events, seen.step + 1, n.after_event};
-					c.picks[seen.step] = alt;
-					queue.push_back(std::move(c));
-				}
-			}
-			// At most max_events questions per schedule branch: a lock
-			// failure or each pending NMI.
-			for (const auto &ev : f.seen_events()) {
-				if (ev.event < n.after_event || ev.event >= n.after_event + o_.max_events)
-					continue;
-				std::vector<int> answers = ev.nmi ? ev.pending : std::vector<int>{1};
-				for (int a : answers) {
-					Node c{n.picks, n.events, n.after, ev.event + 1};
-					c.events[ev.event] = a;
-					queue.push_back(std::move(c));
-				}
-			}
+			search.expand(*n, f);
 		}
-		r_.bounded_exhausted = true;
-		return true;
+		return r_.finding.has_value();
 	}
 
 	void randomised(bool pct, bool random)

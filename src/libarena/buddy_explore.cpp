@@ -77,9 +77,8 @@ private:
 			}
 			sched::Forced f(n->picks, n->events);
 			r_.bounded++;
-			const std::string name = n->departures() ? "bounded(" + std::to_string(n->departures()) +
-									  " departures: " + picks_text(n->picks) + ")"
-								: "default";
+			// no parentheses: tools/verifylib reads "(name)" from the report line
+			const std::string name = n->departures() ? "bounded[" + picks_text(n->picks) + "]" : "default";
 			if (one(f, name))
 				return;
 			search.expand(*n, f);

@@ -523,6 +523,13 @@ static u64 buddy_alloc_memory(buddy_ctx *b, u64 size, u64 norder)
 		return 0;
 
 	address = buddy_alloc_from_existing_chunks(b, order, int(norder));
+#if defined(FL_PLANT_BUDDY_ALLOC_RETURN_LOCKED)
+	/* planted slip (test-only build, fl_libarena_plant_alloc_return_locked):
+	 * the found path jumps over the unlock, so the CPU goes back to the
+	 * program holding the buddy lock (I13). */
+	if (address)
+		goto done;
+#endif
 	buddy_unlock(b);
 	if (address)
 		goto done;

@@ -57,6 +57,11 @@ private:
 	bool cached(u64 a);
 	bool held(u64 a);
 	bool fail(size_t i, std::string what);
+	// The locks CPU cpu holds by their words ("the buddy lock"), "" if none.
+	std::string locks_of(int cpu);
+	// I13: no lock held on return to user space (after op i, or after an
+	// NMI handler: what it took beyond what the context it interrupted held).
+	bool returns_unlocked(size_t i, int cpu, const std::string &before, const char *when);
 	// What op i returned: on its trace line, and in v_.results (linearizability).
 	void outcome(size_t i, const std::string &text)
 	{
@@ -356,6 +361,7 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 	v_.trace.push_back("  NMI on CPU " + std::to_string(op.cpu) + (inside ? " at " + op.at : std::string(" between ops")) +
 			   ":");
 	bool ok = true;
+	const std::string interrupted_holds = locks_of(op.cpu);
 	if (op.kind == BuddyOp::nmi_alloc) {
 		v_.trace.back() += " alloc " + std::to_string(op.size);
 		ok = alloc(i, &n, op.size);
@@ -402,7 +408,7 @@ bool Runner::nmi(size_t i, const BuddyOp &op, bool inside)
 		}
 	}
 	busy_[op.cpu] = was_busy;
-	return ok;
+	return ok && returns_unlocked(i, op.cpu, interrupted_holds, "from an NMI handler");
 }
 
 bool Runner::would_skip(const BuddyOp &op, size_t i)
@@ -422,6 +428,28 @@ bool Runner::would_skip(const BuddyOp &op, size_t i)
 	return false;
 }
 
+// The buddy lock and the transfer locks hold their owner as CPU + 1. The
+// cache guard is not here: I10 (check_caches) names it.
+std::string Runner::locks_of(int cpu)
+{
+	std::string held;
+	const u32 me = u32(cpu) + 1;
+	if (arena_.load32(b_.buddy + BUDDY_LOCK) == me)
+		held = "the buddy lock";
+	for (u64 o = 0; has_caches(p_.level) && o < BUDDY_CACHE_ORDERS; o++)
+		if (arena_.load32(buddy_xfer_of(&b_, o) + XFER_LOCK) == me)
+			held += (held.empty() ? "" : ", ") + std::string("the order-") + std::to_string(o) + " transfer lock";
+	return held;
+}
+
+bool Runner::returns_unlocked(size_t i, int cpu, const std::string &before, const char *when)
+{
+	const std::string held = locks_of(cpu);
+	if (held == before)
+		return true;
+	return fail(i, "I13: CPU " + std::to_string(cpu) + " returns " + when + " holding " + held);
+}
+
 bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 {
 	const int c = op.cpu;
@@ -430,7 +458,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	const u64 seq = armed_seq_[c];
 	busy_[c] = true;
 	cur_op_[c] = i;
-	bool ok = step(i, op);
+	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;
 	v_.completion.push_back(i);
 	if (ok && pending && armed_[c] && armed_seq_[c] == seq) {

@@ -29,7 +29,36 @@ std::string gen_point(BuddyChoices &c)
 	return c.below(2) ? kBuddyNmiPoints[c.below(u32(kBuddyNmiPointCount))] : "";
 }
 
-BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus)
+// Swarm testing (Groce et al., ISSTA 2012): each Program draws its own
+// features, so that some Programs pile many ops onto few orders and one
+// CPU (what fills a LIFO past its capacity and reaches the transfer
+// caches) while others spread them out. 0 is the plain choice: every kind
+// on, no palette, no home CPU.
+struct Features {
+	bool off[9] = {};          // op kinds left out (by table index; alloc and free never)
+	std::vector<u64> palette;  // sizes most allocs reuse
+	bool home = false;         // most ops on CPU 0
+};
+
+Features gen_features(BuddyChoices &c)
+{
+	Features f;
+	for (bool &off : f.off)
+		off = c.below(4) == 3;
+	for (u32 n = c.below(4); n--;)
+		f.palette.push_back(gen_size(c));
+	f.home = c.below(2);
+	return f;
+}
+
+u64 gen_alloc_size(BuddyChoices &c, const Features &f)
+{
+	if (!f.palette.empty() && c.below(4) != 3)
+		return f.palette[c.below(u32(f.palette.size()))];
+	return gen_size(c);
+}
+
+BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus, const Features &f)
 {
 	// weights; 0 (alloc) first: the simplest op
 	struct W {
@@ -40,25 +69,26 @@ BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus)
 			   {BuddyOp::free_bulk, 1}, {BuddyOp::nmi_free, 2},  {BuddyOp::nmi_alloc, 2},
 			   {BuddyOp::store, 1},	    {BuddyOp::drain, has_caches(level) ? 1u : 0u},
 			   {BuddyOp::reinit, 1}};
+	auto weight = [&](size_t k) { return k >= 2 && f.off[k] ? 0u : table[k].weight; };
 	u32 total = 0;
-	for (const W &w : table)
-		total += w.weight;
+	for (size_t k = 0; k < std::size(table); k++)
+		total += weight(k);
 	u32 r = c.below(total);
 	BuddyOp op;
-	for (const W &w : table) {
-		if (r < w.weight) {
-			op.kind = w.kind;
+	for (size_t k = 0; k < std::size(table); k++) {
+		if (r < weight(k)) {
+			op.kind = table[k].kind;
 			break;
 		}
-		r -= w.weight;
+		r -= weight(k);
 	}
-	op.cpu = u8(c.below(ncpus));
+	op.cpu = u8(f.home && c.below(4) != 3 ? 0 : c.below(ncpus));
 	switch (op.kind) {
 	case BuddyOp::alloc:
-		op.size = gen_size(c);
+		op.size = gen_alloc_size(c, f);
 		break;
 	case BuddyOp::bulk:
-		op.size = gen_size(c);
+		op.size = gen_alloc_size(c, f);
 		op.norder = c.below(6);
 		break;
 	case BuddyOp::free:
@@ -100,8 +130,9 @@ BuddyCase generate_buddy_case(BuddyChoices &c, buddy_level level)
 	k.program.concurrent = true;
 	const u32 ncpus = 2 + c.below(BUDDY_NR_CPUS - 1);
 	const size_t nops = 2 + c.below(kMaxGeneratedBuddyOps - 1);
+	const Features f = gen_features(c);
 	while (k.program.ops.size() < nops && !c.exhausted())
-		k.program.ops.push_back(gen_op(c, level, ncpus));
+		k.program.ops.push_back(gen_op(c, level, ncpus, f));
 	if (k.program.ops.empty())  // an empty list: the smallest case, one alloc
 		k.program.ops.push_back(BuddyOp{});
 	for (u32 n = c.below(9); n-- && !c.exhausted();) {

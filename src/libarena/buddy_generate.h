@@ -6,13 +6,17 @@
 // list or smaller numbers make a smaller case: an exhausted list reads 0,
 // and 0 is always the simplest answer) or a seeded generator (the swarm).
 //
-// A case is 2 to 4 CPUs (0-3), each CPU's ops one task, up to 16 ops:
+// A case is 2 to 4 CPUs (0-3), each CPU's ops one task, up to 32 ops:
 // allocs and bulk allocs whose sizes reach every order 0-15 (and now and
 // then an invalid one), frees of live objects (sometimes with an NMI free
 // at lock_held), free_bulk with NULLs, NMI frees and allocs on any CPU
 // between ops or at any point of kBuddyNmiPoints, user stores, drains (the
 // series levels), reinit; then a schedule as the fuzzers' byte picks
-// (sched::ByteSchedule). Nothing in it is shaped for a particular bug.
+// (sched::ByteSchedule). Each Program also draws its features (swarm
+// testing): op kinds left out, a palette of sizes most allocs reuse, and
+// whether most ops go to CPU 0, so that some Programs fill a LIFO past its
+// capacity and reach the transfer caches. Nothing in it is shaped for a
+// particular bug.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +67,7 @@ struct BuddyCase {
 	std::vector<std::pair<uint32_t, uint8_t>> picks;  // sched::ByteSchedule's (delta, target)
 };
 
-inline constexpr size_t kMaxGeneratedBuddyOps = 16;
+inline constexpr size_t kMaxGeneratedBuddyOps = 32;
 
 BuddyCase generate_buddy_case(BuddyChoices &, buddy_level);
 

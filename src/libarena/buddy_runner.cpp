@@ -92,6 +92,8 @@ private:
 	}
 	bool check(size_t i);
 	std::string point_check();
+	void poison_past_count();
+	static constexpr u64 kXferPoison = 0xdead00000000000bull;  // not 16-aligned: never an object
 	bool check_deferred(size_t i, const char *where);
 	bool op_and_checks(size_t i, const BuddyOp &op);
 	bool step(size_t i, const BuddyOp &op);
@@ -296,7 +298,27 @@ bool Runner::check(size_t i)
 std::string Runner::point_check()
 {
 	sched::IgnoreAccesses checker;
-	return check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	std::string bad = check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	if (bad.empty())
+		poison_past_count();
+	return bad;
+}
+
+// The slots of an unlocked transfer cache past its count hold stale copies
+// of objects a refill took (a LIFO's now): never to be read again. Written
+// with kXferPoison (KASAN-style) at every point, so a read past count hands
+// out the poison, which I8 names wherever it lands, instead of a stale copy
+// that looks like an object. A locked one is mid-update (its owner may be
+// between writing the slots and the count).
+void Runner::poison_past_count()
+{
+	for (u64 o = 0; has_caches(p_.level) && o < BUDDY_CACHE_ORDERS; o++) {
+		const u64 xfer = buddy_xfer_of(&b_, o);
+		if (arena_.load32(xfer + XFER_LOCK))
+			continue;
+		for (u64 i = std::min<u64>(arena_.load32(xfer + XFER_COUNT), BUDDY_XFER_CAP); i < BUDDY_XFER_CAP; i++)
+			arena_.store64(xfer + XFER_OBJS + 8 * i, kXferPoison);
+	}
 }
 
 // The allocator reached a named point on b->cpu: check, and deliver an NMI

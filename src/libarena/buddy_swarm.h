@@ -20,8 +20,12 @@ struct BuddySwarmOptions {
 	uint64_t seed = 1;
 	double seconds = 10;              // the whole swarm's wall-clock budget
 	uint64_t max_programs = 0;        // 0: no limit (tests: deterministic)
-	double program_seconds = 0.25;    // each Program's budget
-	uint64_t program_schedules = 200;
+	// Each Program's budget is a number of schedules, not seconds, so that
+	// the same seed explores the same schedules whatever the load (the
+	// wall clock decides only how many Programs fit; the last one may run
+	// past it). program_seconds is a safety net for a pathological Program.
+	double program_seconds = 30;
+	uint64_t program_schedules = 40;
 };
 
 struct BuddySwarmReport {

@@ -593,6 +593,18 @@ TEST(Interleave, BoundedSearchBranchesOnLockFailures)
 	EXPECT_EQ(r.bounded, 2u);
 	EXPECT_EQ(r.distinct, 2u);
 	EXPECT_FALSE(r.finding);
+	// The portfolio (the swarm's) stops there with stop_when_exhausted,
+	// instead of re-walking the same two schedules until the budget.
+	o.kind = interleave::StrategyKind::portfolio;
+	o.max_schedules = 50;
+	o.stop_when_exhausted = true;
+	r = interleave::explore(p, Config{Arch::A64, Patch::v2, 12, Door::anon, false}, o);
+	EXPECT_TRUE(r.bounded_exhausted);
+	EXPECT_EQ(r.schedules, 2u);
+	o.stop_when_exhausted = false;
+	r = interleave::explore(p, Config{Arch::A64, Patch::v2, 12, Door::anon, false}, o);
+	EXPECT_EQ(r.schedules, 50u);
+	EXPECT_EQ(r.repeats, 48u);
 }
 
 // The swarm, bounded by Programs and schedules (no wall clock decides): on a

@@ -364,6 +364,26 @@ class SwarmRows(unittest.TestCase):
         self.assertEqual(found["finding"]["file"], "out/swarm-page_refcount-seed1-3.fl")
 
 
+class BuddySwarmRows(unittest.TestCase):
+    """`buddy-explore --swarm`'s lines (src/libarena/explore/main.cpp) become counts and a finding."""
+
+    def test_quiet_counts_and_a_finding_with_its_file(self):
+        from verifylib import libarena
+        counts, found = libarena.parse_buddy_swarm(
+            "buddy swarm series seed 1: 48 programs (10 exhausted), 897 schedules (834 distinct, 63 repeats, "
+            "0 unclassified), 10.20 s, 82 distinct/s: no finding\n")
+        self.assertEqual((counts["programs"], counts["exhausted"], counts["distinct"], counts["repeats"], found),
+                         (48, 10, 834, 63, None))
+        counts, found = libarena.parse_buddy_swarm(
+            "buddy swarm guard_leak seed 1: 1 programs (0 exhausted), 1 schedules (1 distinct, 0 repeats, "
+            "0 unclassified), 0.09 s, 11 distinct/s: FINDING\n"
+            "  program 1 (generator seed 1), found by default at schedule 1 after 0.09 s: op 6: I10: CPU 0's "
+            "cache guard is set between its ops (replays)\n# expect violation I10 at op 6 at guard_leak\n"
+            "  written to out/swarm-guard_leak-seed1-1.bl\n")
+        self.assertEqual((found["what"], found["strategy"], found["replays"], found["file"]),
+                         ("I10", "default", True, "out/swarm-guard_leak-seed1-1.bl"))
+
+
 class TechniqueShares(unittest.TestCase):
     def test_without_fuzz_the_selected_shares_fill_the_budget(self):
         import verify

@@ -69,4 +69,26 @@ private:
 	uint64_t distinct_ = 0, repeats_ = 0, unclassified_ = 0;
 };
 
+// An explorer's report (array map or allocator: both have these fields)
+// takes its distinct / repeat / unclassified counts from its set.
+template <class Report>
+void report_counts(Report &r, const ScheduleSet &seen)
+{
+	r.distinct = seen.distinct();
+	r.repeats = seen.repeats();
+	r.unclassified = seen.unclassified();
+}
+
+// A swarm's report adds one explored Program's counts.
+template <class Swarm, class Report>
+void add_program_counts(Swarm &s, const Report &x)
+{
+	s.programs++;
+	s.exhausted += x.bounded_exhausted;
+	s.schedules += x.schedules;
+	s.distinct += x.distinct;
+	s.repeats += x.repeats;
+	s.unclassified += x.unclassified;
+}
+
 }  // namespace fl

@@ -539,6 +539,13 @@ static u64 buddy_alloc_memory(buddy_ctx *b, u64 size, u64 norder)
 		return 0;
 
 	address = buddy_alloc_from_existing_chunks(b, order, int(norder));
+#if defined(FL_PLANT_BUDDY_ALLOC_RETURN_LOCKED)
+	/* planted slip (test-only build, fl_libarena_plant_alloc_return_locked):
+	 * the found path jumps over the unlock, so the CPU goes back to the
+	 * program holding the buddy lock (I13). */
+	if (address)
+		goto done;
+#endif
 	buddy_unlock(b);
 	if (address)
 		goto done;
@@ -630,7 +637,13 @@ static u32 buddy_cache_refill(buddy_ctx *b, u64 cache, u64 order)
 		count = xfer_count(b, xfer);
 		if (count >= BUDDY_CACHE_BATCH) {
 			for (i = 0; i < BUDDY_CACHE_BATCH; i++)
+#if defined(FL_PLANT_BUDDY_REFILL_PAST_COUNT)
+				/* planted slip (test-only build, fl_libarena_plant_refill_past_count):
+				 * the batch is read from above the count, the stale slots */
+				batch[i] = b->arena->load64(xfer_obj(xfer, count + i - (count == BUDDY_XFER_CAP ? BUDDY_CACHE_BATCH : 0)));
+#else
 				batch[i] = b->arena->load64(xfer_obj(xfer, count - BUDDY_CACHE_BATCH + i));
+#endif
 			set_xfer_count(b, xfer, u32(count - BUDDY_CACHE_BATCH));
 			moved = true;
 		}

@@ -5,76 +5,124 @@
 #include <chrono>
 
 #include "base/schedule_set.h"
+#include "base/sched/bounded.h"
 #include "base/sched/strategy.h"
 
 namespace fl::libarena {
 
-BuddyExploreReport explore_buddy(const BuddyProgram &p0, const BuddyExploreOptions &o)
-{
-	using Clock = std::chrono::steady_clock;
-	const Clock::time_point start = Clock::now();
-	auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-	BuddyProgram p = p0;
-	p.concurrent = true;
-	p.schedule.clear();
-	BuddyExploreReport r;
-	ScheduleSet seen;
-	uint64_t k = 8;  // PCT's k: the longest run so far
-	auto out_of_budget = [&] {
-		return r.schedules && (elapsed() >= o.seconds || (o.max_schedules && r.schedules >= o.max_schedules));
-	};
-	// One schedule; true when it ends the search (a finding, or bad input).
-	auto one = [&](sched::Strategy &s, const std::string &name) {
-		const BuddyVerdict v = run_buddy_program(p, s);
-		r.schedules++;
-		seen.add(v.trace_hash);
-		r.linearize_unchecked += !v.linearize_note.empty();
-		k = std::max(k, v.steps);
-		if (v.bad_input) {
-			r.finding = BuddyFinding{name, r.schedules, elapsed(), p, v, ""};
-			return true;
-		}
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Explorer {
+public:
+	Explorer(const BuddyProgram &p0, const BuddyExploreOptions &o) : p_(p0), o_(o), start_(Clock::now())
+	{
+		p_.concurrent = true;
+		p_.schedule.clear();
+	}
+
+	BuddyExploreReport run()
+	{
+		bounded();
+		if (!r_.finding && !(r_.bounded_exhausted && o_.stop_when_exhausted))
+			randomised();
+		report_counts(r_, seen_);
+		r_.seconds = elapsed();
+		return std::move(r_);
+	}
+
+private:
+	double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+	// Out of the budget's `share`; the first schedule always runs.
+	bool out_of(double share) const
+	{
+		return r_.schedules && (elapsed() >= o_.seconds * share ||
+					(o_.max_schedules && r_.schedules >= uint64_t(double(o_.max_schedules) * share)));
+	}
+
+	// Runs one schedule; true if it ended the exploration (a finding).
+	bool one(sched::Strategy &s, const std::string &name)
+	{
+		BuddyVerdict v = run_buddy_program(p_, s);
+		r_.schedules++;
+		seen_.add(v.trace_hash);
+		r_.linearize_unchecked += !v.linearize_note.empty();
+		k_ = std::max(k_, v.steps);
 		if (v.ok)
 			return false;
-		BuddyFinding f{name, r.schedules, elapsed(), p, v, ""};
-		f.program.schedule = v.records;
-		// The text form alone must reproduce it.
-		std::string err;
-		auto q = parse_buddy_program(format_buddy_program(f.program), &err);
-		const BuddyVerdict again = q ? run_buddy_program(*q) : BuddyVerdict{};
-		if (!q || again.ok || again.what != v.what || again.trace_hash != v.trace_hash)
-			f.replay_error = "the finding did not replay from its text: first '" + v.what + "', replay '" +
-					 (q ? again.what : err) + "'";
-		r.finding = std::move(f);
+		BuddyFinding f{name, r_.schedules, elapsed(), p_, v, ""};
+		if (!v.bad_input) {
+			f.program.schedule = v.records;
+			// The text form alone must reproduce it.
+			std::string err;
+			auto q = parse_buddy_program(format_buddy_program(f.program), &err);
+			const BuddyVerdict again = q ? run_buddy_program(*q) : BuddyVerdict{};
+			if (!q || again.ok || again.what != v.what || again.trace_hash != v.trace_hash)
+				f.replay_error = "the finding did not replay from its text: first '" + v.what +
+						 "', replay '" + (q ? again.what : err) + "'";
+		}
+		r_.finding = std::move(f);
 		return true;
-	};
-	// The bounded search gets half the budget at most: a long Program's
-	// space within two departures outlasts any budget, and PCT and the walk
-	// reach deeper schedules.
-	auto half_spent = [&] {
-		return r.schedules && (elapsed() >= o.seconds / 2 || (o.max_schedules && r.schedules >= (o.max_schedules + 1) / 2));
-	};
-	const sched::BoundedEnd end = sched::bounded_search(o.bounded, half_spent, [&](sched::Forced &f, const std::string &name) {
-		r.bounded++;
-		return one(f, r.bounded == 1 ? "default" : name);  // no departure yet: the default schedule
-	});
-	r.bounded_exhausted = end == sched::BoundedEnd::exhausted;
-	for (uint64_t i = 0; !r.finding && !out_of_budget(); i++) {
-		const uint64_t seed = o.seed + i;
-		if (i % 2 == 0) {
-			sched::Pct s(seed, o.pct_depth, k, o.rates);
-			one(s, "pct(seed=" + std::to_string(seed) + ",d=" + std::to_string(o.pct_depth) + ",k=" +
-				       std::to_string(k) + ")");
-		} else {
-			sched::RandomWalk s(seed, o.rates);
-			one(s, "random(seed=" + std::to_string(seed) + ")");
+	}
+
+	void bounded()
+	{
+		sched::BoundedSearch search(o_.bounded.max_deviations, o_.bounded.max_events);
+		while (!out_of(o_.bounded_share)) {
+			std::optional<sched::BoundedSearch::Node> n = search.next();
+			if (!n) {
+				r_.bounded_exhausted = true;
+				return;
+			}
+			sched::Forced f(n->picks, n->events);
+			r_.bounded++;
+			// no parentheses: tools/verifylib reads "(name)" from the report line
+			const std::string name = n->departures() ? "bounded[" + picks_text(n->picks) + "]" : "default";
+			if (one(f, name))
+				return;
+			search.expand(*n, f);
 		}
 	}
-	r.distinct = seen.distinct();
-	r.repeats = seen.repeats();
-	r.unclassified = seen.unclassified();
-	r.seconds = elapsed();
-	return r;
+
+	static std::string picks_text(const std::map<uint64_t, int> &picks)
+	{
+		std::string s;
+		for (const auto &[step, task] : picks)
+			s += (s.empty() ? "" : ",") + std::string("step ") + std::to_string(step) + " T" + std::to_string(task);
+		return s;
+	}
+
+	void randomised()
+	{
+		for (uint64_t i = 0; !out_of(1); i++) {
+			const uint64_t seed = o_.seed + i;
+			if (i % 2 == 0) {
+				sched::Pct s(seed, o_.pct_depth, k_, o_.rates);
+				if (one(s, "pct(seed=" + std::to_string(seed) + ",d=" + std::to_string(o_.pct_depth) +
+						   ",k=" + std::to_string(k_) + ")"))
+					return;
+			} else {
+				sched::RandomWalk s(seed, o_.rates);
+				if (one(s, "random(seed=" + std::to_string(seed) + ")"))
+					return;
+			}
+		}
+	}
+
+	BuddyProgram p_;
+	BuddyExploreOptions o_;
+	Clock::time_point start_;
+	BuddyExploreReport r_;
+	ScheduleSet seen_;
+	uint64_t k_ = 8;  // PCT's k: the longest run so far
+};
+
+}  // namespace
+
+BuddyExploreReport explore_buddy(const BuddyProgram &p, const BuddyExploreOptions &o)
+{
+	return Explorer(p, o).run();
 }
 
 }  // namespace fl::libarena

@@ -57,6 +57,11 @@ private:
 	bool cached(u64 a);
 	bool held(u64 a);
 	bool fail(size_t i, std::string what);
+	// The locks CPU cpu holds by their words ("the buddy lock"), "" if none.
+	std::string locks_of(int cpu);
+	// I13: no lock held on return to user space (after op i, or after an
+	// NMI handler: what it took beyond what the context it interrupted held).
+	bool returns_unlocked(size_t i, int cpu, const std::string &before, const char *when);
 	// What op i returned: on its trace line, and in v_.results (linearizability).
 	void outcome(size_t i, const std::string &text)
 	{
@@ -102,6 +107,8 @@ private:
 	bool fire_if_left(int cpu, u64 seq, const char *why);
 	bool check(size_t i);
 	std::string point_check();
+	void poison_past_count();
+	static constexpr u64 kXferPoison = 0xdead00000000000bull;  // not 16-aligned: never an object
 	bool check_deferred(size_t i, const char *where);
 	bool op_and_checks(size_t i, const BuddyOp &op);
 	bool step(size_t i, const BuddyOp &op);
@@ -343,7 +350,27 @@ bool Runner::check(size_t i)
 std::string Runner::point_check()
 {
 	sched::IgnoreAccesses checker;
-	return check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	std::string bad = check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	if (bad.empty())
+		poison_past_count();
+	return bad;
+}
+
+// The slots of an unlocked transfer cache past its count hold stale copies
+// of objects a refill took (a LIFO's now): never to be read again. Written
+// with kXferPoison (KASAN-style) at every point, so a read past count hands
+// out the poison, which I8 names wherever it lands, instead of a stale copy
+// that looks like an object. A locked one is mid-update (its owner may be
+// between writing the slots and the count).
+void Runner::poison_past_count()
+{
+	for (u64 o = 0; has_caches(p_.level) && o < BUDDY_CACHE_ORDERS; o++) {
+		const u64 xfer = buddy_xfer_of(&b_, o);
+		if (arena_.load32(xfer + XFER_LOCK))
+			continue;
+		for (u64 i = std::min<u64>(arena_.load32(xfer + XFER_COUNT), BUDDY_XFER_CAP); i < BUDDY_XFER_CAP; i++)
+			arena_.store64(xfer + XFER_OBJS + 8 * i, kXferPoison);
+	}
 }
 
 // The allocator reached a named point on b->cpu: check, and deliver an NMI
@@ -517,6 +544,7 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	if (!entered)
 		in_nmi.emplace();
 	const bool was_busy = busy_[c];
+	const std::string interrupted_holds = locks_of(c);
 	busy_[c] = true;
 	nmi_depth_[c]++;
 	result(a.op, "NMI");
@@ -533,7 +561,7 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	// linearizability check repeats, so that check is off for this run.
 	if (fails_on(c) != op_fails_[c] && v_.linearize_note.empty())
 		v_.linearize_note = "linearizability not checked: a lock failed beside an NMI";
-	return ok;
+	return ok && returns_unlocked(a.op, c, interrupted_holds, "from an NMI handler");
 }
 
 // One call of a handler, in NMI context; a nested NMI it arms comes inside
@@ -800,6 +828,28 @@ bool Runner::would_skip(const BuddyOp &op, size_t i)
 	return false;
 }
 
+// The buddy lock and the transfer locks hold their owner as CPU + 1. The
+// cache guard is not here: I10 (check_caches) names it.
+std::string Runner::locks_of(int cpu)
+{
+	std::string held;
+	const u32 me = u32(cpu) + 1;
+	if (arena_.load32(b_.buddy + BUDDY_LOCK) == me)
+		held = "the buddy lock";
+	for (u64 o = 0; has_caches(p_.level) && o < BUDDY_CACHE_ORDERS; o++)
+		if (arena_.load32(buddy_xfer_of(&b_, o) + XFER_LOCK) == me)
+			held += (held.empty() ? "" : ", ") + std::string("the order-") + std::to_string(o) + " transfer lock";
+	return held;
+}
+
+bool Runner::returns_unlocked(size_t i, int cpu, const std::string &before, const char *when)
+{
+	const std::string held = locks_of(cpu);
+	if (held == before)
+		return true;
+	return fail(i, "I13: CPU " + std::to_string(cpu) + " returns " + when + " holding " + held);
+}
+
 bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 {
 	const int c = op.cpu;
@@ -809,7 +859,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	busy_[c] = true;
 	cur_op_[c] = i;
 	op_fails_[c] = fails_on(c);
-	bool ok = step(i, op);
+	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;
 	v_.completion.push_back(i);
 	if (ok && pending)

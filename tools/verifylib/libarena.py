@@ -4,7 +4,8 @@
 
 In its share of the budget: the Z3 proofs of the index arithmetic
 (faultline-prove-libarena), then per level the schedule explorer
-(buddy-explore over corpora/buddy/explore), RapidCheck's stateful model (fl_buddy_props) and the
+(buddy-explore over corpora/buddy/explore, and its swarm of generated concurrent Programs),
+RapidCheck's stateful model and its concurrent property (fl_buddy_props) and the
 `buddy` fuzz target under libFuzzer and AFL++ from an empty corpus
 (tools/fuzz_campaign.py --target buddy). `before`, `nmi_deferred` and
 `series` must stay quiet; each historical level (`ret_overwrite`,
@@ -30,6 +31,14 @@ FUZZ_ORDER = ["guard_leak", "ret_overwrite", "series", "before", "nmi_deferred"]
 RC_TESTS = {"before": "BeforeKeepsEveryInvariant", "nmi_deferred": "NmiDeferredKeepsEveryInvariant",
             "series": "SeriesKeepsEveryInvariant", "ret_overwrite": "FindsRetOverwriteDoubleFree",
             "guard_leak": "FindsGuardLeftSet"}
+# the concurrent property (generated CPUs 0-3, NMIs, schedules); ret_overwrite has none (sequential bug)
+RC_CONCURRENT_TESTS = {"before": "BeforeQuiet", "nmi_deferred": "NmiDeferredQuiet", "series": "SeriesQuiet",
+                       "guard_leak": "FindsGuardLeakAndReplays"}
+SWARM_LINE = re.compile(r"^buddy swarm (\w+) seed \d+: (\d+) programs \((\d+) exhausted\), (\d+) schedules \((\d+) distinct, "
+                        r"(\d+) repeats, (\d+) unclassified\), ([\d.]+) s")
+SWARM_FOUND = re.compile(r"^  program (\d+) \(generator seed (\d+)\), found by (.*) at schedule (\d+) after ([\d.]+) s: "
+                         r"op \d+: (I\d+|\w+)")
+SWARM_FILE = re.compile(r"^  written to (\S+)")
 EXPLORE_LINE = re.compile(r"^(\S+) at (\w+): (\d+) schedules in ([\d.]+) s \((\d+) distinct, (\d+) repeats[^)]*\)"
                           r"(?:, finding at schedule (\d+) \(([^)]*)\) after ([\d.]+) s: op (\d+): (I\d+))?")
 
@@ -75,7 +84,45 @@ def _explore(run, level, seconds, out):
             "file": run.rel(os.path.join(out, os.path.basename(found[1])[:-3] + f"-{level}.bl")) if found else ""}
 
 
-def _rapidcheck(run, level, seconds):
+def parse_buddy_swarm(text):
+    """`buddy-explore --swarm`'s counts, and its finding (strategy, time, what, file, replays) if any."""
+    counts, found, path = None, None, ""
+    for line in text.splitlines():
+        m = SWARM_LINE.match(line) or SWARM_FOUND.match(line) or SWARM_FILE.match(line)
+        if not m:
+            continue
+        if m.re is SWARM_LINE:
+            counts = {"programs": int(m[2]), "exhausted": int(m[3]), "schedules": int(m[4]), "distinct": int(m[5]),
+                      "repeats": int(m[6]), "unclassified": int(m[7]), "seconds": float(m[8])}
+        elif m.re is SWARM_FOUND:
+            found = {"program": int(m[1]), "strategy": m[3], "time": float(m[5]), "what": m[6],
+                     "replays": line.endswith("(replays)")}
+        else:
+            path = m[1]
+    if found:
+        found["file"] = path
+    return counts, found
+
+
+def _swarm(run, level, seconds, out):
+    binary = _binary(run, "src", "libarena", "buddy-explore")
+    if not binary:
+        return None
+    rc, text, log = run_logged(run, f"libarena-swarm-{level}",
+                               [binary, "--swarm", "--level", level, "--seconds", f"{max(0.5, seconds):.2f}", "--seed",
+                                str(run.seed), "--out", out], seconds * 2 + 30)
+    counts, found = parse_buddy_swarm(text)
+    if not counts:
+        return None
+    return {"technique": "swarm", "ran": rc in (0, 1), "runs": counts["schedules"],
+            "unit": (f"schedules of {counts['programs']:,} generated Programs ({counts['distinct']:,} distinct, "
+                     f"{counts['repeats']:,} repeats, {counts['exhausted']:,} exhausted)"),
+            "distinct": counts["distinct"], "seconds": counts["seconds"], "log": run.rel(log), "found": bool(found),
+            "what": found["what"] if found else "", "time": found["time"] if found else 0.0,
+            "replays": bool(found and found["replays"]), "file": run.rel(found["file"]) if found else ""}
+
+
+def _rapidcheck(run, level, seconds, test=None):
     binary = run.tool("build", "default", "props", "fl_buddy_props")
     if not os.access(binary, os.X_OK):
         return None
@@ -84,15 +131,15 @@ def _rapidcheck(run, level, seconds):
     cases = max(20, min(10000, int(seconds * 100)))
     params = f"seed={run.seed} max_success={cases} max_size=40"
     t0 = time.monotonic()
-    rc, text, log = run_logged(run, f"libarena-props-{level}",
-                               [binary, f"--gtest_filter=BuddyModel.{RC_TESTS[level]}"], seconds * 4 + 30,
+    rc, text, log = run_logged(run, f"libarena-props-{level}" + ("-concurrent" if test else ""),
+                               [binary, f"--gtest_filter={test or 'BuddyModel.' + RC_TESTS[level]}"], seconds * 4 + 30,
                                env={"RC_PARAMS": params, "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
     took = time.monotonic() - t0
     ok = re.search(r"OK, passed (\d+) tests", text)
     bad = re.search(r"Falsifiable after (\d+) tests?(?: and (\d+) shrinks?)?", text)
     what = re.search(r"\n(I\d+):", text[bad.end():]) if bad else None
     found_in = re.search(r"found in ([\d.]+) s", text)
-    return {"technique": "rapidcheck", "ran": bool(ok or bad), "runs": int((ok or bad)[1]) if (ok or bad) else 0,
+    return {"technique": "rapidcheck" + (" (concurrent)" if test else ""), "ran": bool(ok or bad), "runs": int((ok or bad)[1]) if (ok or bad) else 0,
             "unit": "cases", "seconds": took, "log": run.rel(log), "found": bool(bad),
             "what": what[1] if what else ("falsified" if bad else ""),
             "time": float(found_in[1]) if found_in else took, "replays": bool(bad),  # RapidCheck re-runs its shrunk case
@@ -139,18 +186,23 @@ def run_libarena(run, seconds):
     proofs = _proofs(run, seconds * 0.1)
     left = lambda: max(1.0, seconds - (time.monotonic() - t0))  # noqa: E731
     engines = [e for e in ("libfuzzer", "afl") if os.access(run.tool("build", "fuzz", e, "buddy-guard_leak"), os.X_OK)]
-    # the rest: a quarter each to the explorer and RapidCheck, half to the fuzz campaign
+    # the rest: a quarter each to the explorer and RapidCheck, half to the fuzz campaign;
+    # the explorer's quarter half to the corpus, half to the swarm, and RapidCheck's
+    # half to the stateful model, half to the concurrent property
     share = left() / (4 if engines else 2)
     rows = []
     ex_out = run.folder("libarena-explore")
     for lv in EXPLORE_LEVELS:
-        r = _explore(run, lv, share / len(EXPLORE_LEVELS), ex_out)
-        if r:
-            rows.append(dict(r, level=lv))
+        for r in (_explore(run, lv, share / 2 / len(EXPLORE_LEVELS), ex_out),
+                  _swarm(run, lv, share / 2 / len(EXPLORE_LEVELS), ex_out)):
+            if r:
+                rows.append(dict(r, level=lv))
     for lv, _ in LEVELS:
-        r = _rapidcheck(run, lv, share / len(LEVELS))
-        if r:
-            rows.append(dict(r, level=lv))
+        tests = [None] + ([f"BuddyConcurrent.{RC_CONCURRENT_TESTS[lv]}"] if lv in RC_CONCURRENT_TESTS else [])
+        for test in tests:
+            r = _rapidcheck(run, lv, share / len(LEVELS) / len(tests), test)
+            if r:
+                rows.append(dict(r, level=lv))
     fuzz_note = "" if engines else "no buddy fuzz binaries (fuzz/build.sh)"
     if engines:
         # the campaign's own start, AFL++'s calibration and the replays of

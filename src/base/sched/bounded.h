@@ -1,19 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Bounded search over schedules, shared by the explorers (array map and
-// allocator): every schedule that departs from the default at most
-// `max_deviations` times, breadth first (fewer departures first). A
-// departure is a pick other than the default at a step, or a lock failure /
-// an NMI at one of the first `max_events` fail/NMI questions after the last
-// event departure (Forced::seen_events); both count toward max_deviations.
+// Bounded search over schedules (the explorers of both systems): every
+// schedule that departs from the default at most max_deviations times,
+// fewer departures first (breadth first). A departure is a pick other than
+// the default at a step, or an answer to a fail / NMI question
+// (Forced::seen_events), at most max_events questions past the last event
+// departure per branch. Exhaustive for small Programs: exhausted() says the
+// whole bound ran, which is when an explorer can stop re-walking a Program.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "base/sched/strategy.h"
 
 namespace fl::sched {
+
+class BoundedSearch {
+public:
+	struct Node {
+		std::map<uint64_t, int> picks, events;
+		uint64_t after = 0;        // pick departures only at steps >= after
+		uint64_t after_event = 0;  // event departures only at questions >= after_event
+		size_t departures() const { return picks.size() + events.size(); }
+	};
+	BoundedSearch(int max_deviations, uint64_t max_events) : max_deviations_(max_deviations), max_events_(max_events)
+	{
+		queue_.push_back(Node{});
+	}
+	// The next schedule to run (its Forced departures), or nullopt when
+	// every schedule within the bound ran.
+	std::optional<Node> next();
+	// After running `n` under Forced f: queue its children.
+	void expand(const Node &n, const Forced &f);
+	bool exhausted() const { return queue_.empty(); }
+
+private:
+	int max_deviations_;
+	uint64_t max_events_;
+	std::deque<Node> queue_;
+	// A pick and an event departure are reached in either order: run each
+	// set of departures once.
+	std::set<std::pair<std::map<uint64_t, int>, std::map<uint64_t, int>>> ran_;
+};
 
 struct BoundedOptions {
 	int max_deviations = 2;
@@ -22,8 +56,9 @@ struct BoundedOptions {
 
 enum class BoundedEnd : uint8_t { exhausted, stopped, found };
 
-// run(strategy, name): one schedule under `strategy`; true ends the search
-// (a finding the caller stops at). stop(): the budget is spent.
+// The whole search in one call: run(strategy, name) runs one schedule under
+// `strategy` and returns true to end the search (a finding the caller stops
+// at); stop() says the budget is spent.
 BoundedEnd bounded_search(const BoundedOptions &, const std::function<bool()> &stop,
 			  const std::function<bool(Forced &, const std::string &name)> &run);
 

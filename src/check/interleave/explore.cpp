@@ -71,13 +71,14 @@ public:
 		case StrategyKind::pct: randomised(true, false); break;
 		case StrategyKind::random: randomised(false, true); break;
 		case StrategyKind::portfolio:
+			// An exhausted bound has run every schedule it names: with
+			// stop_when_exhausted the rest would mostly re-walk them.
 			bounded();
-			randomised(true, true);
+			if (!(r_.bounded_exhausted && o_.stop_when_exhausted))
+				randomised(true, true);
 			break;
 		}
-		r_.distinct = seen_.distinct();
-		r_.repeats = seen_.repeats();
-		r_.unclassified = seen_.unclassified();
+		report_counts(r_, seen_);
 		r_.seconds = elapsed();
 		return std::move(r_);
 	}

@@ -34,6 +34,9 @@ struct ExploreOptions {
 	double seconds = 10;          // wall-clock budget
 	uint64_t max_schedules = 0;   // 0: no limit
 	bool stop_at_first = true;
+	// portfolio: stop once the bounded search is exhausted (the swarm:
+	// the Program's schedules within the bound all ran; move on).
+	bool stop_when_exhausted = false;
 	ScheduleChecks checks;        // every schedule and the finding's replay
 };
 

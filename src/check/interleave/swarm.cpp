@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 
+#include "base/schedule_set.h"
 #include "check/program_binary.h"
 
 namespace fl::interleave {
@@ -28,14 +29,10 @@ SwarmReport swarm(const Config &cfg, const SwarmOptions &o)
 		e.seconds = o.program_seconds;
 		e.max_schedules = o.program_schedules;
 		e.stop_at_first = true;
+		e.stop_when_exhausted = true;
 		e.checks = o.checks;
 		ExploreReport x = explore(in.program, cfg, e);
-		r.programs++;
-		r.exhausted += x.bounded_exhausted;
-		r.schedules += x.schedules;
-		r.distinct += x.distinct;
-		r.repeats += x.repeats;
-		r.unclassified += x.unclassified;
+		add_program_counts(r, x);
 		if (x.finding && !r.finding) {
 			r.finding = std::move(x.finding);
 			r.finding_program = r.programs;

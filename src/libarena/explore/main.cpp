@@ -2,12 +2,15 @@
 // buddy-explore: the schedule explorer over allocator Programs (.bl files).
 //   buddy-explore [--level L] [--seconds S] [--seed N] [--max-schedules N] [--out DIR] FILE...
 //   buddy-explore --replay [--trace] [--level L] FILE...
+//   buddy-explore --swarm [--level L] [--seconds S] [--seed N] [--max-programs N] [--out DIR]
 // --replay runs each Program once, a concurrent one under the schedule its
 // text records (how a fuzzer's finding is replayed), and prints its verdict.
 // --level overrides each file's level line (to run the same Programs at
 // series and at a historical level). Prints per file the schedules run and
-// the first finding (the Program with its schedule, replayed). Exit 0: no
-// finding; 1: a finding; 2: bad input.
+// the first finding (the Program with its schedule, replayed). --swarm
+// explores generated Programs instead of files (buddy_swarm.h; --seconds is
+// the whole budget, default level series). Exit 0: no finding; 1: a
+// finding; 2: bad input.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +19,7 @@
 #include <sstream>
 
 #include "libarena/buddy_explore.h"
+#include "libarena/buddy_swarm.h"
 
 using namespace fl::libarena;
 
@@ -27,6 +31,56 @@ int bad(const std::string &msg)
 	return 2;
 }
 
+// A finding as the .bl text it replays from, with the expect comment.
+std::string finding_text(const BuddyFinding &x, buddy_level level, const std::string &origin)
+{
+	return "# " + origin + "\n# expect violation " + x.verdict.what.substr(0, x.verdict.what.find(':')) +
+	       " at op " + std::to_string(x.verdict.op + 1) + " at " + to_string(level) + "\n" +
+	       format_buddy_program(x.program);
+}
+
+void write_finding(const std::string &out_dir, const std::string &name, const std::string &text)
+{
+	if (out_dir.empty())
+		return;
+	std::filesystem::create_directories(out_dir);
+	std::ofstream(std::filesystem::path(out_dir) / name) << text;
+	std::printf("  written to %s\n", (std::filesystem::path(out_dir) / name).c_str());
+}
+
+int swarm_main(buddy_level level, const BuddyExploreOptions &e, uint64_t max_programs, const std::string &out_dir)
+{
+	BuddySwarmOptions o;
+	o.level = level;
+	o.seed = e.seed;
+	o.seconds = e.seconds;
+	o.max_programs = max_programs;
+	const BuddySwarmReport r = buddy_swarm(o);
+	using ull = unsigned long long;
+	std::printf("buddy swarm %s seed %llu: %llu programs (%llu exhausted), %llu schedules (%llu distinct, %llu "
+		    "repeats, %llu unclassified), %.2f s, %.0f distinct/s: %s\n",
+		    to_string(level), (ull)o.seed, (ull)r.programs, (ull)r.exhausted, (ull)r.schedules, (ull)r.distinct,
+		    (ull)r.repeats, (ull)r.unclassified, r.seconds, r.seconds > 0 ? double(r.distinct) / r.seconds : 0.0,
+		    r.finding ? "FINDING" : "no finding");
+	if (!r.finding)
+		return 0;
+	const BuddyFinding &x = *r.finding;
+	if (x.verdict.bad_input)
+		return bad("generated Program " + std::to_string(r.finding_program) + ": " + x.verdict.what);
+	std::printf("  program %llu (generator seed %llu), found by %s at schedule %llu after %.2f s: op %zu: %s%s\n",
+		    (ull)r.finding_program, (ull)r.finding_seed, x.strategy.c_str(), (ull)x.schedule, r.seconds,
+		    x.verdict.op + 1, x.verdict.what.c_str(), x.replay_error.empty() ? " (replays)" : (" -- " + x.replay_error).c_str());
+	const std::string text = finding_text(x, level,
+					      "found by buddy-explore --swarm --level " + std::string(to_string(level)) +
+						      " --seed " + std::to_string(o.seed) + " (program " +
+						      std::to_string(r.finding_program) + ", " + x.strategy + ")");
+	std::printf("%s", text.c_str());
+	write_finding(out_dir, "swarm-" + std::string(to_string(level)) + "-seed" + std::to_string(o.seed) + "-" +
+				       std::to_string(r.finding_program) + ".bl",
+		      text);
+	return 1;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -36,6 +90,8 @@ int main(int argc, char **argv)
 	std::optional<buddy_level> level;
 	std::vector<std::string> files;
 	bool replay = false, trace = false;  // --trace: the replay's op-by-op trace
+	bool swarm = false;
+	uint64_t max_programs = 0;
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -47,6 +103,10 @@ int main(int argc, char **argv)
 				o.seed = std::stoull(v);
 			else if (a == "--max-schedules" && (v = value()))
 				o.max_schedules = std::stoull(v);
+			else if (a == "--swarm")
+				swarm = true;
+			else if (a == "--max-programs" && (v = value()))
+				max_programs = std::stoull(v);
 			else if (a == "--replay")
 				replay = true;
 			else if (a == "--trace")
@@ -66,6 +126,11 @@ int main(int argc, char **argv)
 		} catch (...) {
 			return bad("bad value for " + a);
 		}
+	}
+	if (swarm) {
+		if (!files.empty() || replay)
+			return bad("--swarm takes no Program files and no --replay");
+		return swarm_main(level.value_or(buddy_level::series), o, max_programs, out_dir);
 	}
 	if (files.empty())
 		return bad("no Program files (usage: buddy-explore [--level L] [--seconds S] [--seed N] FILE...)");
@@ -105,8 +170,7 @@ int main(int argc, char **argv)
 			    (unsigned long long)r.repeats);
 		if (r.unclassified)
 			std::printf(", %llu unclassified: set full", (unsigned long long)r.unclassified);
-		std::printf("; bounded search %llu%s)", (unsigned long long)r.bounded,
-			    r.bounded_exhausted ? ", exhausted" : "");
+		std::printf("; bounded %llu%s)", (unsigned long long)r.bounded, r.bounded_exhausted ? ", exhausted" : "");
 		if (r.linearize_unchecked)
 			std::printf(" (linearizability not checked on %llu: too many orders, a lock failed beside an NMI, or the schedule placed one)",
 				    (unsigned long long)r.linearize_unchecked);
@@ -120,15 +184,10 @@ int main(int argc, char **argv)
 		std::printf(", finding at schedule %llu (%s) after %.2f s: op %zu: %s%s\n", (unsigned long long)x.schedule,
 			    x.strategy.c_str(), x.seconds, x.verdict.op + 1, x.verdict.what.c_str(),
 			    x.replay_error.empty() ? " (replays)" : (" -- " + x.replay_error).c_str());
-		const std::string text = "# expect violation " + x.verdict.what.substr(0, x.verdict.what.find(':')) +
-					 " at op " + std::to_string(x.verdict.op + 1) + " at " + to_string(p->level) + "\n" +
-					 format_buddy_program(x.program);
+		const std::string text = finding_text(x, p->level, "found by buddy-explore from " + f + " (seed " +
+								       std::to_string(o.seed) + ", " + x.strategy + ")");
 		std::printf("%s", text.c_str());
-		if (!out_dir.empty()) {
-			std::filesystem::create_directories(out_dir);
-			const std::string name = std::filesystem::path(f).stem().string() + "-" + to_string(p->level) + ".bl";
-			std::ofstream(std::filesystem::path(out_dir) / name) << text;
-		}
+		write_finding(out_dir, std::filesystem::path(f).stem().string() + "-" + to_string(p->level) + ".bl", text);
 		rc = 1;
 	}
 	return rc;

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "libarena/buddy_generate.h"
+
+#include <iterator>
+
+namespace fl::libarena {
+
+namespace {
+
+// A size of order 0-15 (16 << o bytes, the smallest size of that order when
+// the choice is 0) or, one time in 17 of the wide draws, an invalid one.
+// Most draws stay in the cached orders 0-7.
+u64 gen_size(BuddyChoices &c)
+{
+	const u32 o = c.below(3) == 2 ? c.below(17) : c.below(8);
+	if (o == 16)
+		return c.below(2) ? 0 : (512u << 10) + 1;
+	if (o == 0)
+		return 1 + c.below(16);
+	const u64 half = u64(8) << o;  // (16 << o) / 2: sizes in (half, 2 * half] have order o
+	return half + 1 + c.below(u32(half));
+}
+
+Target gen_live(BuddyChoices &c) { return Target{Target::live, c.below(6)}; }
+
+// An NMI's point: between ops, or one of the named points.
+std::string gen_point(BuddyChoices &c)
+{
+	return c.below(2) ? kBuddyNmiPoints[c.below(u32(kBuddyNmiPointCount))] : "";
+}
+
+// Swarm testing (Groce et al., ISSTA 2012): each Program draws its own
+// features, so that some Programs pile many ops onto few orders and one
+// CPU (what fills a LIFO past its capacity and reaches the transfer
+// caches) while others spread them out. 0 is the plain choice: every kind
+// on, no palette, no home CPU.
+struct Features {
+	bool off[9] = {};          // op kinds left out (by table index; alloc and free never)
+	std::vector<u64> palette;  // sizes most allocs reuse
+	bool home = false;         // most ops on CPU 0
+};
+
+Features gen_features(BuddyChoices &c)
+{
+	Features f;
+	for (bool &off : f.off)
+		off = c.below(4) == 3;
+	for (u32 n = c.below(4); n--;)
+		f.palette.push_back(gen_size(c));
+	f.home = c.below(2);
+	return f;
+}
+
+u64 gen_alloc_size(BuddyChoices &c, const Features &f)
+{
+	if (!f.palette.empty() && c.below(4) != 3)
+		return f.palette[c.below(u32(f.palette.size()))];
+	return gen_size(c);
+}
+
+BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus, const Features &f)
+{
+	// weights; 0 (alloc) first: the simplest op
+	struct W {
+		BuddyOp::Kind kind;
+		u32 weight;
+	};
+	const W table[] = {{BuddyOp::alloc, 5},	    {BuddyOp::free, 4},	     {BuddyOp::bulk, 1},
+			   {BuddyOp::free_bulk, 1}, {BuddyOp::nmi_free, 2},  {BuddyOp::nmi_alloc, 2},
+			   {BuddyOp::store, 1},	    {BuddyOp::drain, has_caches(level) ? 1u : 0u},
+			   {BuddyOp::reinit, 1}};
+	auto weight = [&](size_t k) { return k >= 2 && f.off[k] ? 0u : table[k].weight; };
+	u32 total = 0;
+	for (size_t k = 0; k < std::size(table); k++)
+		total += weight(k);
+	u32 r = c.below(total);
+	BuddyOp op;
+	for (size_t k = 0; k < std::size(table); k++) {
+		if (r < weight(k)) {
+			op.kind = table[k].kind;
+			break;
+		}
+		r -= weight(k);
+	}
+	op.cpu = u8(f.home && c.below(4) != 3 ? 0 : c.below(ncpus));
+	switch (op.kind) {
+	case BuddyOp::alloc:
+		op.size = gen_alloc_size(c, f);
+		break;
+	case BuddyOp::bulk:
+		op.size = gen_alloc_size(c, f);
+		op.norder = c.below(6);
+		break;
+	case BuddyOp::free:
+		op.target = gen_live(c);
+		op.has_nmi = c.below(4) == 3;
+		if (op.has_nmi)
+			op.nmi_target = gen_live(c);
+		break;
+	case BuddyOp::free_bulk:
+		for (u32 k = 1 + c.below(4); k--;)
+			op.targets.push_back(c.below(6) == 5 ? Target{} : gen_live(c));
+		break;
+	case BuddyOp::nmi_free:
+		op.target = gen_live(c);
+		op.at = gen_point(c);
+		break;
+	case BuddyOp::nmi_alloc:
+		op.size = gen_size(c);
+		op.at = gen_point(c);
+		break;
+	case BuddyOp::store:
+		op.target = gen_live(c);
+		op.value = c.below(~0u);
+		break;
+	case BuddyOp::drain:
+	case BuddyOp::reinit:
+		break;
+	}
+	return op;
+}
+
+}  // namespace
+
+// (not libarena) the generator of concurrent allocator Programs.
+BuddyCase generate_buddy_case(BuddyChoices &c, buddy_level level)
+{
+	BuddyCase k;
+	k.program.level = level;
+	k.program.concurrent = true;
+	const u32 ncpus = 2 + c.below(BUDDY_NR_CPUS - 1);
+	const size_t nops = 2 + c.below(kMaxGeneratedBuddyOps - 1);
+	const Features f = gen_features(c);
+	while (k.program.ops.size() < nops && !c.exhausted())
+		k.program.ops.push_back(gen_op(c, level, ncpus, f));
+	if (k.program.ops.empty())  // an empty list: the smallest case, one alloc
+		k.program.ops.push_back(BuddyOp{});
+	for (u32 n = c.below(9); n-- && !c.exhausted();) {
+		const uint32_t delta = c.below(32);
+		k.picks.emplace_back(delta, uint8_t(c.below(BUDDY_NR_CPUS)));
+	}
+	return k;
+}
+
+}  // namespace fl::libarena

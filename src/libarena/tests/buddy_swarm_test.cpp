@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The generator of concurrent allocator Programs (buddy_generate.h) and the
+// swarm (buddy_swarm.h): what the generator reaches, that it is
+// deterministic, that the swarm's counts add up and are the same for the
+// same seed, and that a Program whose bounded search is exhausted is left.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "libarena/buddy_generate.h"
+#include "libarena/buddy_swarm.h"
+
+namespace fl::libarena {
+namespace {
+
+u64 order_of(u64 size)
+{
+	u64 o = 0;
+	while ((BUDDY_MIN_ALLOC_BYTES << o) < size)
+		o++;
+	return o;
+}
+
+// Over 500 seeds: every order 0-15 and an invalid size, CPUs 0-3, every
+// named NMI point and NMIs between ops, every op kind; the same seed
+// writes the same Program.
+TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
+{
+	std::set<u64> orders;
+	std::set<std::string> points;
+	std::set<int> cpus, kinds;
+	bool invalid = false;
+	for (uint64_t seed = 1; seed <= 500; seed++) {
+		SeededChoices a(seed), b(seed);
+		const BuddyCase x = generate_buddy_case(a, buddy_level::series);
+		EXPECT_EQ(format_buddy_program(x.program), format_buddy_program(generate_buddy_case(b, buddy_level::series).program));
+		EXPECT_TRUE(x.program.concurrent);
+		EXPECT_GE(x.program.ops.size(), 2u);
+		EXPECT_LE(x.program.ops.size(), kMaxGeneratedBuddyOps);
+		for (const BuddyOp &op : x.program.ops) {
+			kinds.insert(op.kind);
+			cpus.insert(op.cpu);
+			if (op.kind == BuddyOp::alloc || op.kind == BuddyOp::bulk || op.kind == BuddyOp::nmi_alloc) {
+				if (op.size == 0 || op.size > (512u << 10))
+					invalid = true;
+				else
+					orders.insert(order_of(op.size));
+			}
+			if (op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi_alloc)
+				points.insert(op.at);
+		}
+	}
+	EXPECT_EQ(orders.size(), 16u);
+	EXPECT_TRUE(invalid);
+	EXPECT_EQ(cpus, (std::set<int>{0, 1, 2, 3}));
+	EXPECT_EQ(kinds.size(), 9u);
+	EXPECT_EQ(points.size(), kBuddyNmiPointCount + 1);  // and "" (between ops)
+}
+
+// RapidCheck's empty list is the smallest case: one alloc, no schedule picks.
+TEST(BuddyGenerate, AnEmptyListIsTheSmallestCase)
+{
+	const std::vector<u32> none;
+	ListedChoices c(none);
+	const BuddyCase x = generate_buddy_case(c, buddy_level::series);
+	ASSERT_EQ(x.program.ops.size(), 1u);
+	EXPECT_EQ(x.program.ops[0].kind, BuddyOp::alloc);
+	EXPECT_TRUE(x.picks.empty());
+}
+
+BuddySwarmOptions fixed(buddy_level level, uint64_t seed, uint64_t programs)
+{
+	BuddySwarmOptions o;
+	o.level = level;
+	o.seed = seed;
+	o.max_programs = programs;
+	o.seconds = 1e9;  // counts, not time, bound it: deterministic
+	o.program_seconds = 1e9;
+	o.program_schedules = 20;
+	return o;
+}
+
+TEST(BuddySwarm, CountsAddUpAndRepeatForTheSameSeed)
+{
+	const BuddySwarmReport a = buddy_swarm(fixed(buddy_level::series, 3, 4));
+	const BuddySwarmReport b = buddy_swarm(fixed(buddy_level::series, 3, 4));
+	EXPECT_FALSE(a.finding) << a.finding->verdict.what;
+	EXPECT_EQ(a.programs, 4u);
+	EXPECT_EQ(a.distinct + a.repeats + a.unclassified, a.schedules);
+	EXPECT_LE(a.exhausted, a.programs);
+	EXPECT_GT(a.distinct, a.programs);
+	EXPECT_EQ(a.schedules, b.schedules);
+	EXPECT_EQ(a.distinct, b.distinct);
+	EXPECT_EQ(a.exhausted, b.exhausted);
+}
+
+// A Program whose bound ran out is left there (no PCT / random re-walks);
+// without stop_when_exhausted the same Program keeps running schedules.
+TEST(BuddySwarm, AnExhaustedProgramIsLeft)
+{
+	for (uint64_t seed = 1; seed <= 50; seed++) {
+		SeededChoices c(seed);
+		const BuddyCase k = generate_buddy_case(c, buddy_level::series);
+		BuddyExploreOptions e;
+		e.seconds = 1e9;
+		e.max_schedules = 60;
+		e.stop_when_exhausted = true;
+		const BuddyExploreReport x = explore_buddy(k.program, e);
+		if (!x.bounded_exhausted)
+			continue;
+		EXPECT_EQ(x.schedules, x.bounded);
+		EXPECT_EQ(x.repeats + x.unclassified, 0u) << "the bounded search ran a schedule twice";
+		e.stop_when_exhausted = false;
+		const BuddyExploreReport y = explore_buddy(k.program, e);
+		EXPECT_EQ(y.schedules, 60u);
+		EXPECT_GT(y.repeats, 0u);
+		return;
+	}
+	FAIL() << "no generated Program of seeds 1-50 exhausted its bound in 30 schedules";
+}
+
+// guard_leak from scratch: the swarm's first finding replays from its text.
+TEST(BuddySwarm, FindsGuardLeakAndItReplays)
+{
+	const BuddySwarmReport r = buddy_swarm(fixed(buddy_level::guard_leak, 1, 20));
+	ASSERT_TRUE(r.finding);
+	EXPECT_EQ(r.finding->verdict.what.substr(0, 4), "I10:");
+	EXPECT_EQ(r.finding->replay_error, "");
+	EXPECT_FALSE(buddy_swarm(fixed(buddy_level::series, 1, r.finding_program)).finding);
+}
+
+}  // namespace
+}  // namespace fl::libarena

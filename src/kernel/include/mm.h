@@ -187,12 +187,21 @@ inline void get_page(page *p) { p->_refcount++; }
 void put_page(page *p);
 inline int page_ref_count(const page *p) { return p->_refcount; }
 
-// A present PTE maps one page; there is no other state we need to model
-// (access permission comes from the VMA: shared BPF mappings have no
-// writenotify, so vm_page_prot is exactly the VMA's rights).
+// A present PTE maps one page with the rights the hardware checks: those
+// of the VMA when it was set (mk_pte(page, vma->vm_page_prot): shared BPF
+// mappings have no writenotify, so vm_page_prot is exactly the VMA's
+// rights), changed only by mprotect's change_protection. The hardware reads
+// these, never the VMA: a lockless look at the VMA tree may land in a
+// split's or an mprotect's unfinished edit.
 struct pte_t {
 	page *pg = nullptr;
+	bool write = false;     // pte_write
+	bool protnone = false;  // pte_protnone: present, but no access (PROT_NONE)
 };
+inline bool vma_is_accessible(const vm_area_struct *vma);
+// include/linux/mm.h: mk_pte(page, vma->vm_page_prot), vm_get_page_prot of
+// a shared mapping: the VMA's rights
+inline pte_t mk_pte(page *pg, const vm_area_struct *vma);
 // Not kernel: the page tables' count of the PTEs mapping a page, for the
 // invariant checker (independent of the port's _mapcount).
 FL_NO_COVERAGE inline void pte_ghost(const pte_t &pte, int delta)
@@ -227,6 +236,10 @@ struct vm_area_struct {
 inline ulong vma_pages(const vm_area_struct *vma) { return (vma->vm_end - vma->vm_start) >> PAGE_SHIFT; }
 inline bool vma_is_anonymous(const vm_area_struct *vma) { return !vma->vm_ops; }
 inline bool vma_is_accessible(const vm_area_struct *vma) { return vma->vm_flags & VM_ACCESS_FLAGS; }
+inline pte_t mk_pte(page *pg, const vm_area_struct *vma)
+{
+	return pte_t{pg, (vma->vm_flags & VM_WRITE) != 0, !vma_is_accessible(vma)};
+}
 // include/linux/mm.h (6.3+): vm_flags_set/clear/reset take the per-VMA write lock.
 // Each write is declared to the lockset checker (locking.h kVmFlags).
 #define vm_flags_set(vma, flags)                                                     \
@@ -447,6 +460,7 @@ void zap_page_range_single(vm_area_struct *vma, ulong address, ulong size);
 void unmap_vmas(vm_area_struct *vma, ulong start, ulong end);
 int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma);
 void move_page_tables(vm_area_struct *vma, ulong old_addr, vm_area_struct *new_vma, ulong new_addr, ulong len);
+void change_protection(vm_area_struct *vma, ulong start, ulong end);
 pte_t *pte_lookup(mm_struct *mm, ulong addr);  // NULL when pte_none (the MMU's walk; the port reads with ptep_get)
 
 // mm/mmap.c

@@ -28,12 +28,14 @@ static pte_t *ptep_get_lockless(mm_struct *mm, ulong addr)
 	return pte_lookup(mm, addr);
 }
 
-// set_pte_at + folio_add_file_rmap_pte + inc_mm_counter: the PTE now owns
-// the reference the caller took.
-static void set_pte_at(mm_struct *mm, ulong addr, page *pg)
+// set_pte_at(mk_pte(page, vma->vm_page_prot)) + folio_add_file_rmap_pte +
+// inc_mm_counter: the PTE now owns the reference the caller took.
+static void set_pte_at(vm_area_struct *vma, ulong addr, page *pg)
 {
+	mm_struct *mm = vma->vm_mm;
+
 	FL_SHARED_ACCESS(pte_shared_loc(mm, addr), kPteShared, write, "pte");
-	mm->ptes.set(addr, pte_t{pg});
+	mm->ptes.set(addr, mk_pte(pg, vma));
 	pg->_mapcount++;
 	kg->stats->ptes_installed++;
 }
@@ -62,7 +64,7 @@ static int insert_page(vm_area_struct *vma, ulong addr, page *pg)
 		return -EBUSY;
 	}
 	get_page(pg);  /* folio_get */
-	set_pte_at(mm, addr, pg);
+	set_pte_at(vma, addr, pg);
 	spin_unlock(pte_lockptr(mm));
 	return 0;
 }
@@ -85,7 +87,7 @@ int vm_insert_page(vm_area_struct *vma, ulong addr, page *pg)
 // Used by ->map_pages handlers (set_pte_range under the window's PTL).
 bool map_pages_install_pte(vm_fault *vmf, ulong addr, page *pg)
 {
-	set_pte_at(vmf->vma->vm_mm, addr, pg);
+	set_pte_at(vmf->vma, addr, pg);
 	return true;
 }
 
@@ -114,7 +116,7 @@ static vm_fault_t finish_fault(vm_fault *vmf)
 		kg->stats->lost_races++;
 		return VM_FAULT_NOPAGE;
 	}
-	set_pte_at(vma->vm_mm, vmf->address, pg);
+	set_pte_at(vma, vmf->address, pg);
 	return 0;
 #elif defined(FL_PLANT_FAULT_REF_AFTER_UNLOCK)
 	/* planted slip (test-only build, FL_SCHED_PLANTS): the reference the
@@ -130,7 +132,7 @@ static vm_fault_t finish_fault(vm_fault *vmf)
 		get_page(pg);
 		return VM_FAULT_NOPAGE;
 	}
-	set_pte_at(vma->vm_mm, vmf->address, pg);
+	set_pte_at(vma, vmf->address, pg);
 	spin_unlock(pte_lockptr(vma->vm_mm));
 	get_page(pg);
 	return 0;
@@ -144,7 +146,7 @@ static vm_fault_t finish_fault(vm_fault *vmf)
 		return VM_FAULT_NOPAGE;
 	}
 
-	set_pte_at(vma->vm_mm, vmf->address, pg);  /* set_pte_range */
+	set_pte_at(vma, vmf->address, pg);  /* set_pte_range */
 	spin_unlock(pte_lockptr(vma->vm_mm));
 	return 0;
 #endif
@@ -403,7 +405,7 @@ int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma)
 	src_mm->ptes.for_range(src_vma->vm_start, src_vma->vm_end, [&](ulong addr, pte_t pte) {
 		FL_SHARED_ACCESS_AT(pte_shared_loc(src_mm, addr), kPteShared, read, read);
 		get_page(pte.pg);
-		set_pte_at(dst_vma->vm_mm, addr, pte.pg);
+		set_pte_at(dst_vma, addr, pte.pg);  /* the child's VMA has the parent's rights */
 	});
 	spin_unlock(pte_lockptr(src_mm));
 	spin_unlock(pte_lockptr(dst_vma->vm_mm));
@@ -414,18 +416,18 @@ int copy_page_range(vm_area_struct *dst_vma, vm_area_struct *src_vma)
 void move_page_tables(vm_area_struct *vma, ulong old_addr, vm_area_struct *new_vma, ulong new_addr, ulong len)
 {
 	mm_struct *mm = vma->vm_mm;
-	std::vector<std::pair<ulong, page *>> moved;
+	std::vector<std::pair<ulong, pte_t>> moved;
 	const sched::Label &moved_pte = FL_SCHED_LABEL("pte");
 
 	kg->stats->ptl_locks++;
 	spin_lock(pte_lockptr(mm));
 	mm->ptes.take_range(old_addr, old_addr + len, [&](ulong addr, pte_t pte) {
 		FL_SHARED_ACCESS_AT(pte_shared_loc(mm, addr), kPteShared, write, moved_pte);
-		moved.emplace_back(addr - old_addr + new_addr, pte.pg);
+		moved.emplace_back(addr - old_addr + new_addr, pte);
 	});
-	for (auto &[addr, pg] : moved) {
+	for (auto &[addr, pte] : moved) {
 		FL_SHARED_ACCESS_AT(pte_shared_loc(new_vma->vm_mm, addr), kPteShared, write, moved_pte);
-		new_vma->vm_mm->ptes.set(addr, pte_t{pg});
+		new_vma->vm_mm->ptes.set(addr, pte);
 	}
 	spin_unlock(pte_lockptr(mm));
 }

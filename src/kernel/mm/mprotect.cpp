@@ -1,9 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Port of mm/mprotect.c: do_mprotect_pkey and mprotect_fixup, with the
 // VM_MAY* rule that makes a read-only BPF mapping impossible to upgrade.
+#include <vector>
+
 #include "mm.h"
 
 namespace fl::FL_ARCH_NS {
+
+/*
+ * mm/mprotect.c: change_protection -> change_pte_range, for the present
+ * PTEs of a shared mapping: each takes the VMA's new rights, under the
+ * page-table lock (the hardware sees a PTE's old rights or its new ones).
+ */
+void change_protection(vm_area_struct *vma, ulong start, ulong end)
+{
+	mm_struct *mm = vma->vm_mm;
+	std::vector<std::pair<ulong, page *>> present;
+
+	spin_lock(pte_lockptr(mm));
+	mm->ptes.for_range(start, end, [&](ulong addr, const pte_t &pte) { present.emplace_back(addr, pte.pg); });
+	for (auto &[addr, pg] : present) {
+		FL_SHARED_ACCESS(pte_shared_loc(mm, addr), kPteShared, write, "pte");
+		mm->ptes.set(addr, mk_pte(pg, vma));
+	}
+	spin_unlock(pte_lockptr(mm));
+}
 
 // mm/mprotect.c: mprotect_fixup (the commit charge is not modelled, only
 // the VM_ACCOUNT flag it leaves: smaps shows it, and it decides merges)
@@ -59,7 +80,7 @@ static int mprotect_fixup(vm_area_struct *vma, vm_area_struct **pprev, ulong sta
 #else
 	vm_flags_reset(vma, newflags);
 #endif
-	/* change_protection(): PTE rights follow the VMA in this model */
+	change_protection(vma, start, end);
 	return 0;
 }
 

@@ -36,19 +36,18 @@ Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool wr
 	 * faulting access has no effect (the instruction restarts or dies). */
 	for (ulong a = addr & PAGE_MASK; a <= ((ulong)(addr + size - 1) & PAGE_MASK) && npages < 2;
 	     a += PAGE_SIZE) {
-		vm_area_struct *vma = hw_vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
-		bool permitted = vma && (write ? (vma->vm_flags & VM_WRITE) : vma_is_accessible(vma));
+		/* The MMU: the PTE and its rights, never the VMA (mid-split the
+		 * tree may not cover a page whose PTE still maps it). */
 		pte_t *pte = pte_lookup(mm, a);
+		auto permitted = [&] { return pte && (write ? pte->write : !pte->protnone); };
 		/* The instruction restarts after a fault; under the interleaving
 		 * explorer another task may have zapped the PTE again meanwhile. */
-		for (int tries = 0; !pte || !permitted; tries++) {
+		for (int tries = 0; !permitted(); tries++) {
 			int sig = do_user_addr_fault(a == (addr & PAGE_MASK) ? addr : a, write);
 			if (sig || tries == 64) {
 				out.sig = sig ? sig : SIGSEGV;
 				return out;
 			}
-			vma = hw_vma_lookup(mm, a == (addr & PAGE_MASK) ? addr : a);
-			permitted = vma && (write ? (vma->vm_flags & VM_WRITE) : vma_is_accessible(vma));
 			pte = pte_lookup(mm, a);
 		}
 		pages[npages++] = pte->pg;

@@ -1158,7 +1158,10 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 		BuddyOp d;
 		d.kind = BuddyOp::drain;
 		concurrent_ = false;
-		if (step(p_.ops.size(), d))
+		busy_[d.cpu] = true;  // in an op: the drain holds its CPU's cache guard
+		const bool ok = step(p_.ops.size(), d);
+		busy_[d.cpu] = false;
+		if (ok)
 			check(p_.ops.size());
 	}
 	return v_;

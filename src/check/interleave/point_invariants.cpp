@@ -37,6 +37,9 @@ std::string PointInvariants::check() const
 			else
 				f.writers++;
 			break;
+		case OpKind::reserve:  // a PROT_NONE MAP_FIXED mmap over a mapping: its ->close
+			f.closing |= op->has_at || (op->flags & uapi::MAP_FIXED);
+			break;
 		case OpKind::mremap: f.closing = f.moving = true; break;
 		case OpKind::munmap:
 		case OpKind::mprotect:

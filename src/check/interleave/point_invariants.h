@@ -11,7 +11,7 @@
 //   bpf_map_mmap counts its VMA before ->map_mmap and mmap_region links it
 //   after (or drops the count when it fails): up to one count per writer;
 // - close paths (munmap, mremap, mprotect and madvise splits, exit, a
-//   MAP_FIXED mmap over a mapping): a VMA is detached before ->close drops
+//   MAP_FIXED mmap or reserve over a mapping): a VMA is detached before ->close drops
 //   its count, a split VMA is ->open'ed before it is linked: any surplus.
 //   Any op of a process the Program exits counts as one: the last mmput,
 //   which runs exit_mmap, may be a sibling's at the end of its fault;

@@ -112,7 +112,7 @@ Event Execution::run(const Op &op)
 		ev.ret = m.arena_reserve_pages(addr, uint32_t(op.len.resolve(shift) >> shift));
 		break;
 	case OpKind::smaps: {
-		SmapsEntry s = m.smaps(op.proc, addr);
+		SmapsEntry s = m.read_smaps(op.proc, addr);
 		ev.info = s.found ? "VmFlags: " + s.vm_flags + " | Rss: " + std::to_string(s.rss_pages) + "p"
 				  : "no vma";
 		break;

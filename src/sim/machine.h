@@ -130,6 +130,10 @@ public:
 
 	virtual VmaEntry vma_at(int pid, uint64_t addr) const = 0;
 	virtual SmapsEntry smaps(int pid, uint64_t addr) const = 0;
+	// The user's read of /proc/PID/smaps (a Program's smaps op): smaps()
+	// under the mm's mmap_lock for read, as the seq_file's m_start takes it,
+	// so it never sees a VMA mid-edit. smaps() is the harness's own look.
+	virtual SmapsEntry read_smaps(int pid, uint64_t addr) = 0;
 	virtual const Stats &stats() const = 0;
 
 	// The invariants (see invariants.h), checked over the whole machine.

@@ -148,6 +148,20 @@ SmapsEntry MachineImpl::smaps(int pid, uint64_t addr) const
 	return s;
 }
 
+// fs/proc/task_mmu.c: m_start (mmap_read_lock_killable) ... show_smap ... m_stop
+SmapsEntry MachineImpl::read_smaps(int pid, uint64_t addr)
+{
+	Enter e(this, pid);
+	MmUser user(this, pid);
+	Process *p = proc(pid);
+	if (!user || !p)
+		return smaps(pid, addr);
+	mmap_read_lock(&p->mm);
+	SmapsEntry s = smaps(pid, addr);
+	mmap_read_unlock(&p->mm);
+	return s;
+}
+
 static int64_t page_id(const page *pg)
 {
 	if (!pg)

@@ -44,6 +44,7 @@ public:
 
 	VmaEntry vma_at(int pid, uint64_t addr) const override;
 	SmapsEntry smaps(int pid, uint64_t addr) const override;
+	SmapsEntry read_smaps(int pid, uint64_t addr) override;
 	const Stats &stats() const override { return stats_; }
 
 	Violation check_invariants() override;

@@ -45,22 +45,4 @@ void BoundedSearch::expand(const Node &n, const Forced &f)
 	}
 }
 
-BoundedEnd bounded_search(const BoundedOptions &o, const std::function<bool()> &stop,
-			  const std::function<bool(Forced &, const std::string &name)> &run)
-{
-	BoundedSearch search(o.max_deviations, o.max_events);
-	while (!search.exhausted()) {
-		if (stop())
-			return BoundedEnd::stopped;
-		std::optional<BoundedSearch::Node> n = search.next();
-		if (!n)
-			break;
-		Forced f(n->picks, n->events);
-		if (run(f, "bounded(" + std::to_string(n->departures()) + " departures)"))
-			return BoundedEnd::found;
-		search.expand(*n, f);
-	}
-	return BoundedEnd::exhausted;
-}
-
 }  // namespace fl::sched

@@ -10,11 +10,9 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
-#include <string>
 #include <utility>
 
 #include "base/sched/strategy.h"
@@ -49,17 +47,10 @@ private:
 	std::set<std::pair<std::map<uint64_t, int>, std::map<uint64_t, int>>> ran_;
 };
 
+// An explorer's bound (BoundedSearch's arguments).
 struct BoundedOptions {
 	int max_deviations = 2;
 	uint64_t max_events = 2;
 };
-
-enum class BoundedEnd : uint8_t { exhausted, stopped, found };
-
-// The whole search in one call: run(strategy, name) runs one schedule under
-// `strategy` and returns true to end the search (a finding the caller stops
-// at); stop() says the budget is spent.
-BoundedEnd bounded_search(const BoundedOptions &, const std::function<bool()> &stop,
-			  const std::function<bool(Forced &, const std::string &name)> &run);
 
 }  // namespace fl::sched

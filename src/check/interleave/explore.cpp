@@ -124,18 +124,23 @@ private:
 	}
 
 	// Every schedule departing from the default at most max_deviations
-	// times (base/sched/bounded.h). True if finished (exhausted, or a finding).
+	// times (sched::BoundedSearch). True if finished (exhausted, or a finding).
 	bool bounded()
 	{
-		const sched::BoundedEnd end = sched::bounded_search(
-			sched::BoundedOptions{o_.max_deviations, o_.max_events}, [this] { return stop(); },
-			[this](sched::Forced &f, const std::string &name) {
-				return one(f, name, &r_.bounded, &r_.bounded_new) && o_.stop_at_first;
-			});
-		if (end == sched::BoundedEnd::stopped)
-			return r_.finding.has_value();
-		r_.bounded_exhausted = end == sched::BoundedEnd::exhausted;
-		return true;
+		sched::BoundedSearch search(o_.max_deviations, o_.max_events);
+		while (!stop()) {
+			std::optional<sched::BoundedSearch::Node> n = search.next();
+			if (!n) {
+				r_.bounded_exhausted = true;
+				return true;
+			}
+			sched::Forced f(n->picks, n->events);
+			const std::string name = "bounded(" + std::to_string(n->departures()) + " departures)";
+			if (one(f, name, &r_.bounded, &r_.bounded_new) && o_.stop_at_first)
+				return true;
+			search.expand(*n, f);
+		}
+		return r_.finding.has_value();
 	}
 
 	void randomised(bool pct, bool random)

@@ -9,9 +9,9 @@
 
 namespace fl::FL_ARCH_NS {
 
-// The VMA the "hardware" (and /proc's view, smaps) sees at addr: the
-// harness's lookup, not the kernel's, so not declared to the lockset checker
-// (the port's find_vma is: locking.h kVmaTree).
+// The VMA at addr as the harness's views see it (the coherence check, /proc's
+// maps and smaps; the MMU reads only PTEs): not the kernel's lookup, so not
+// declared to the lockset checker (the port's find_vma is: locking.h kVmaTree).
 static vm_area_struct *hw_vma_lookup(mm_struct *mm, ulong addr)
 {
 	::fl::sched::IgnoreAccesses harness;

@@ -107,9 +107,11 @@ private:
 		replays_++;
 		Execution e(q_, cfg_);
 		// Everything before the group is the chosen past: deterministic,
-		// already compared.
+		// already compared, and run as it was chosen: a relaxed (busy)
+		// freeze of an earlier group had no effect there, so none here.
 		for (size_t i = 0; i < g.begin; i++)
-			e.run_op(i);
+			if (!relaxed_[slot_.count(i) ? slot_.at(i) : i])
+				e.run_op(i);
 		for (size_t j = 0; j < n; j++) {
 			const size_t orig = g.begin + order[j];
 			if (relaxed_[orig])
@@ -145,16 +147,26 @@ private:
 	// freezes gets -EBUSY from the frozen re-check under the mutex, where
 	// every sequential order gives it -EPERM (found by the swarm on the
 	// fixed kernel: a parent and its forked child both freezing).
+	// Beside an exit, too: a process's mappings go at its mm's last mmput,
+	// and a thread of it still in the kernel (a fault) holds the mm, so its
+	// writable mapping may outlive the exit op and make a later freeze busy
+	// (found by the swarm on the fixed kernel: an exit and a freeze on one
+	// thread while another thread of the exiting process faulted).
 	bool busy_freeze(const Group &g, size_t i) const
 	{
 		const Op &op = p_.ops[i];
 		if (op.kind != OpKind::freeze || seen_.events[i].ret != -EBUSY)
 			return false;
-		for (size_t j = g.begin; j < g.end; j++)
-			if (p_.ops[j].thread != op.thread &&
-			    (p_.ops[j].kind == OpKind::update || p_.ops[j].kind == OpKind::mmap ||
-			     p_.ops[j].kind == OpKind::freeze))
+		for (size_t j = g.begin; j < g.end; j++) {
+			const Op &o = p_.ops[j];
+			if (o.thread != op.thread &&
+			    (o.kind == OpKind::update || o.kind == OpKind::mmap || o.kind == OpKind::freeze))
 				return true;
+			if (o.kind == OpKind::exit)
+				for (size_t l = g.begin; l < g.end; l++)
+					if (p_.ops[l].thread != o.thread && p_.ops[l].proc == o.proc)
+						return true;
+		}
 		return false;
 	}
 

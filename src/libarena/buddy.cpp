@@ -504,8 +504,16 @@ static u64 buddy_alloc_from_new_chunk(buddy_ctx *b, u64 chunk, int order, int no
 {
 	u64 address;
 
-	if (buddy_lock(b))
+	if (buddy_lock(b)) {
+		/* Open upstream (corpora/buddy/open/new_chunk_leaked_on_lock_failure.bl):
+		 * the chunk buddy_chunk_get allocated is neither linked nor freed,
+		 * so its 256 pages leak and the next buddy_init's reserve of the
+		 * address space fails with -EBUSY. Not libarena: the fix, freeing
+		 * it as buddy_init does, unless the Program asks for upstream's. */
+		if (!b->open_upstream)
+			b->arena->free_pages(chunk, BUDDY_CHUNK_PAGES);
 		return 0;
+	}
 
 	set_chunk_next(b, chunk, first_chunk(b));
 	set_first_chunk(b, chunk);

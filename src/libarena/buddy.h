@@ -118,6 +118,11 @@ struct buddy_ctx {
 	buddy_level level = buddy_level::before;
 	bool in_nmi = false;
 	int cpu = 0;
+	// (not libarena) the slips this port found in libarena and that are
+	// open upstream (corpora/buddy/open/), run as upstream has them; false
+	// (every search's default): as their fix would, so that a search goes
+	// on past what is already known instead of stopping at it each time.
+	bool open_upstream = false;
 };
 
 // struct buddy's cache fields (series levels).

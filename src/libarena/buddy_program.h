@@ -85,6 +85,9 @@ struct BuddyProgram {
 	// (sequentially a no-op). Ascending, 0 < k < ops.size().
 	std::vector<size_t> joins;
 	std::vector<sched::Record> schedule;  // concurrent: the non-default picks
+	// "open upstream": the slips open upstream run as upstream has them
+	// (buddy_ctx::open_upstream); generators never write it.
+	bool open_upstream = false;
 };
 
 std::string format_buddy_program(const BuddyProgram &);

@@ -128,6 +128,8 @@ std::string format_buddy_op(const BuddyOp &op)
 std::string format_buddy_program(const BuddyProgram &p)
 {
 	std::string s = std::string("level ") + to_string(p.level) + "\n";
+	if (p.open_upstream)
+		s += "open upstream\n";
 	for (size_t i = 0; i < p.ops.size(); i++) {
 		if (std::count(p.joins.begin(), p.joins.end(), i))
 			s += "join\n";
@@ -189,6 +191,10 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 		}
 		if (w[0] == "concurrent" && w.size() == 1) {
 			p.concurrent = true;
+			continue;
+		}
+		if (w[0] == "open" && w.size() == 2 && w[1] == "upstream") {
+			p.open_upstream = true;
 			continue;
 		}
 		if (w[0] == "at") {  // a schedule record (base/sched/record.h), parsed once the handlers are known

@@ -22,6 +22,7 @@ public:
 	explicit Runner(const BuddyProgram &p, const BuddyPins *pins = nullptr) : p_(p), pins_(pins)
 	{
 		b_.level = p.level;
+		b_.open_upstream = p.open_upstream;
 		b_.buddy = arena_.base() + (u64(ARENA_PAGES) - 1) * __PAGE_SIZE;  // among the arena globals
 		arena_.machine().store(0, b_.buddy, 8, 0);  // libbpf writes the globals: the page exists
 		arena_.reserve_pages(arena_.base(), 8);     // arena_alloc_reserve

@@ -164,7 +164,6 @@ TEST(BuddyNmi, AHandlerTheSchedulePlacesReplaysFromItsText)
 	EXPECT_GT(placed, 3u);
 }
 
-}  // namespace fl::libarena
 
 namespace fl::libarena {
 
@@ -265,6 +264,31 @@ TEST(BuddyDecode, RicherInputsRunQuietAndReplay)
 		    joins, events, known);
 	EXPECT_GT(blocks, 0u);
 	EXPECT_GT(events, 0u);
+}
+
+}  // namespace fl::libarena
+
+// "open upstream": the slips found in libarena and open upstream run as
+// upstream has them only when a Program asks (the open corpus), so every
+// search goes on past them. The leaked chunk of a failed lock in
+// buddy_alloc_from_new_chunk fails the next reset (I12) at every level;
+// the same Program without the line runs the fix and is ok.
+TEST(BuddyOpen, UpstreamLeaksTheNewChunkAndTheDefaultRunsTheFix)
+{
+	std::ifstream in(std::filesystem::path(FL_SOURCE_DIR) / "corpora/buddy/open/new_chunk_leaked_on_lock_failure.bl");
+	std::stringstream ss;
+	ss << in.rdbuf();
+	BuddyProgram p = parse(ss.str());
+	ASSERT_TRUE(p.open_upstream);
+	EXPECT_TRUE(parse(format_buddy_program(p)).open_upstream);
+	for (buddy_level level : kBuddyLevels) {
+		p.level = level;
+		p.open_upstream = true;
+		const BuddyVerdict upstream = run_buddy_program(p);
+		EXPECT_EQ(upstream.what, "I12: buddy_init returned -16, expected 0") << to_string(level);
+		p.open_upstream = false;
+		EXPECT_TRUE(run_buddy_program(p).ok) << to_string(level) << ": " << run_buddy_program(p).what;
+	}
 }
 
 }  // namespace fl::libarena

@@ -663,6 +663,40 @@ TEST(InterleaveText, JoinRoundTripsAndMisplacedJoinsAreErrors)
 	}
 }
 
+// "points access" (a point at every declared shared access) is part of the
+// Program: it round-trips, a run honours it without any flag, and bad forms
+// are errors at their column.
+TEST(InterleaveText, PointsAccessRoundTripsAndAddsPoints)
+{
+	const std::string head = "map value_size=8 max_entries=1 flags=mmapable\nclose thread=0\nclose thread=1\n";
+	Program with = parse(head + "points access\n");
+	Program without = parse(head);
+	EXPECT_TRUE(with.access_points);
+	EXPECT_FALSE(without.access_points);
+	EXPECT_EQ(format_program(parse(format_program(with))), format_program(with));
+	EXPECT_TRUE(parse(format_program(with)).access_points);
+	const Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+	sched::DefaultStrategy d1, d2;
+	const uint64_t plain = interleave::run_schedule(without, c, d1).decisions;
+	EXPECT_GT(interleave::run_schedule(with, c, d2).decisions, plain);
+	const struct {
+		const char *text;
+		int col;
+		const char *error;
+	} bad[] = {
+		{"points\n", 1, "'points' takes 'access'"},
+		{"points locks\n", 8, "'points' takes 'access'"},
+		{"points access now\n", 15, "unexpected 'now' after 'points access'"},
+		{"points access\npoints access\n", 1, "duplicate 'points access'"},
+	};
+	for (const auto &b : bad) {
+		ParseResult r = parse_program(head + b.text);
+		EXPECT_FALSE(r.program) << b.text;
+		EXPECT_EQ(r.error.column, b.col) << b.text;
+		EXPECT_EQ(r.error.message, b.error) << b.text;
+	}
+}
+
 // A concurrent store's bytes are whatever the interleaving left: the contents
 // shadow learns them at the next read instead of reporting the old value
 // (which it did for every explore Program before ContentsShadow::concurrent).

@@ -5,13 +5,13 @@
 # it), on the first, unpreempted schedule, and the finding replays; the same
 # Program on the real port is quiet.
 #   race_plants_test.sh [EMULATOR...] FAULTLINE_CLI PLANT_DIR PROGRAM CLOSE_PROGRAM FREEZE_PROGRAM FAULT_PROGRAM
-#                       VMA_PROGRAM
+#                       VMA_PROGRAM CLOSES_PROGRAM
 set -u
 . "$(dirname "$0")/expect.sh"
 args=("$@")
-vma_program=${args[-1]} fault_program=${args[-2]}
-freeze_program=${args[-3]} close_program=${args[-4]} program=${args[-5]} plants=${args[-6]} cli=${args[-7]}
-run=("${args[@]:0:${#args[@]}-7}")  # qemu-i386 in the -m32 build, else nothing
+closes_program=${args[-1]} vma_program=${args[-2]} fault_program=${args[-3]}
+freeze_program=${args[-4]} close_program=${args[-5]} program=${args[-6]} plants=${args[-7]} cli=${args[-8]}
+run=("${args[@]:0:${#args[@]}-8}")  # qemu-i386 in the -m32 build, else nothing
 config=(--patch v2 --arch 64 --page 4k --door anon --spec mask --seconds 5)
 
 EXPECT_CMD=("${run[@]}" "$cli" interleave)
@@ -72,15 +72,39 @@ expect 0 "no finding" --seconds 5 --no-lockset "$vma_program"
 EXPECT_CMD=("${run[@]}" "$cli" interleave)
 expect 0 "no finding" --seconds 5 "$vma_program"
 
+# close(2)'s file_lock deleted: two closes of one fd (an explore Program
+# written before the slip). The lockset checker reports the two closes'
+# plain accesses to the fd's slot from the first, unpreempted schedule; with
+# it off, the explorer needs a point at each declared access (--access-points)
+# to walk between a close's look and its clear, where both closes take the
+# file and the second fput touches a freed file. That finding's text says
+# "points access", so it replays with no flag; on the real port it is quiet.
+EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-close_fd_no_file_lock")
+expect 1 "at schedule 1 .*violation data_race.*data race on fd table.*file_close_fd_locked:fd_array.*holding \{\}" \
+	"${config[@]}" "$closes_program"
+expect 0 "no finding" "${config[@]}" --no-lockset "$closes_program"
+found=$(mktemp -d)
+expect 1 "violation use_after_free.*slab-use-after-free of a file in fput" \
+	"${config[@]}" --no-lockset --access-points --out "$found" "$closes_program"
+if grep -qx "points access" "$found"/*.fl; then passes=$((passes + 1)); else
+	echo "FAIL: the access-points finding's text does not say 'points access'"; fails=$((fails + 1)); fi
+expect 1 "violation use_after_free" --replay --no-lockset "$found"/*.fl
+EXPECT_CMD=("${run[@]}" "$cli" interleave)
+expect 0 "no finding" "${config[@]}" "$closes_program"
+expect 0 "no finding" "${config[@]}" --access-points "$closes_program"
+expect 0 ": ok$" --replay "$found"/*.fl
+rm -rf "$found"
+
 # The explorer re-runs every finding from its records and says so when the
 # verdict differs: every finding replays.
 for plant in finish_fault_no_ptl mmap_lock_recursive mmap_close_put mmap_inc_after_unlock split_link_before_open \
-	fault_ref_after_unlock mprotect_no_vma_lock; do
+	fault_ref_after_unlock mprotect_no_vma_lock close_fd_no_file_lock; do
 	p=$program
 	[ $plant = mmap_close_put ] && p=$close_program
 	[ $plant = mmap_inc_after_unlock ] && p=$freeze_program
 	[ $plant = fault_ref_after_unlock ] && p=$fault_program
 	[ $plant = mprotect_no_vma_lock ] && p=$vma_program
+	[ $plant = close_fd_no_file_lock ] && p=$closes_program
 	if "${run[@]}" "$plants/interleave-plant-$plant" "${config[@]}" "$p" 2>&1 | grep -q "did not replay"; then
 		echo "FAIL: $plant's finding does not replay"; fails=$((fails + 1))
 	else

@@ -52,7 +52,8 @@ const Command kCommands[] = {
 	 "  explore (or replay) schedules of concurrent Programs (--swarm: of generated ones,\n"
 	 "  bounded search then PCT each, T seconds per configuration); exit 1 on a finding\n"
 	 "  (--no-lockset, --no-linearize, --no-point-invariants: without that checker, to measure its\n"
-	 "  cost; --access-points: a scheduling point at every declared shared access, replay with it too)\n"},
+	 "  cost; --access-points: a scheduling point at every declared shared access, as a Program's\n"
+	 "  \"points access\" line asks; its findings are written with that line)\n"},
 	{"reach", fl::cli::reach_main,
 	 "reach [--binary] [--random N --seed S] [FILE|DIR...]\n"
 	 "  what Programs reach on the port: op kinds, geometry buckets, invariant checks (JSON)\n"},

@@ -5,6 +5,7 @@
 #include "interleave.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -112,6 +113,20 @@ Invariant expected(const Program &p, const Config &c)
 	return Invariant::none;
 }
 
+// A finding's Program text into DIR (created if missing); a write that
+// fails is the user's to hear about, not a "written to" for a file that is not there.
+void write_finding(const std::string &dir, const std::string &name, const std::string &text)
+{
+	std::error_code ec;
+	std::filesystem::create_directories(dir, ec);
+	const std::string path = dir + "/" + name;
+	std::ofstream out(path);
+	out << text;
+	if (ec || !out.flush())
+		throw UsageError("cannot write " + path + (ec ? ": " + ec.message() : std::string()));
+	std::printf("  written to %s\n", path.c_str());
+}
+
 int replay_one(const std::string &file, const Program &p, const Config &c, const Values &v, bool check_expect,
 	       bool quiet)
 {
@@ -165,13 +180,11 @@ int explore_one(const std::string &file, const Program &p, const Config &c, cons
 		    (unsigned long long)f.schedule, f.seconds, f.outcome.verdict().c_str());
 	if (!quiet)
 		std::printf("%s", text.c_str());
-	if (!v.out_dir.empty()) {
-		std::string name = v.out_dir + "/interleave-" + to_string(f.outcome.violation.what) + "-" +
-				   std::to_string(f.outcome.sched.trace_hash % 100000000) + ".fl";
-		std::ofstream(name) << "# found by faultline interleave (" << f.strategy << ") from " << file << "\n"
-				    << text;
-		std::printf("  written to %s\n", name.c_str());
-	}
+	if (!v.out_dir.empty())
+		write_finding(v.out_dir,
+			      "interleave-" + std::string(to_string(f.outcome.violation.what)) + "-" +
+				      std::to_string(f.outcome.sched.trace_hash % 100000000) + ".fl",
+			      "# found by faultline interleave (" + f.strategy + ") from " + file + "\n" + text);
 	if (!f.replay_error.empty()) {
 		std::fprintf(stderr, "faultline: %s: %s\n", file.c_str(), f.replay_error.c_str());
 		return 3;
@@ -207,17 +220,12 @@ int swarm_main(const Options &o, const Values &v)
 		std::string text = format_program(f.program);
 		if (!o.has("--quiet"))
 			std::printf("%s", text.c_str());
-		if (!v.out_dir.empty()) {
-			std::string name = v.out_dir + "/swarm-" + to_string(f.outcome.violation.what) + "-seed" +
-					   std::to_string(so.seed) + "-" + std::to_string(r.finding_program) + ".fl";
-			std::ofstream out(name);
-			out << "# found by faultline interleave --swarm (seed " << so.seed << ", " << f.strategy
-			    << ")\n"
-			    << text;
-			if (!out)
-				throw UsageError("cannot write " + name);
-			std::printf("  written to %s\n", name.c_str());
-		}
+		if (!v.out_dir.empty())
+			write_finding(v.out_dir,
+				      "swarm-" + std::string(to_string(f.outcome.violation.what)) + "-seed" +
+					      std::to_string(so.seed) + "-" + std::to_string(r.finding_program) + ".fl",
+				      "# found by faultline interleave --swarm (seed " + std::to_string(so.seed) + ", " +
+					      f.strategy + ")\n" + text);
 		if (!f.replay_error.empty()) {
 			std::fprintf(stderr, "faultline: swarm: %s\n", f.replay_error.c_str());
 			rc = 3;
@@ -229,7 +237,8 @@ int swarm_main(const Options &o, const Values &v)
 
 // The checkers a run keeps (ScheduleChecks): every one on unless switched
 // off; access points (a scheduling point at each declared shared access)
-// only when asked, and a finding made with them replays only with them.
+// when asked (or the Program says "points access"; its findings are written
+// with that line, so they replay from their text).
 interleave::ScheduleChecks checks_of(const Options &o)
 {
 	interleave::ScheduleChecks c;

@@ -122,6 +122,10 @@ struct Program {
 	// "join" lines: the op indices a barrier precedes (ascending; each
 	// between two thread= ops).
 	std::vector<uint32_t> joins;
+	// "points access": a scheduling point at every declared shared access
+	// too (Scheduler::access_points), not only at locks and atomics, so a
+	// schedule found with them replays from the text alone.
+	bool access_points = false;
 
 	ConfigFilter configs() const;  // every configuration the header allows
 	int label_index(const std::string &name) const;  // -1 if unknown

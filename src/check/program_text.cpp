@@ -340,6 +340,7 @@ private:
 	bool op_arg(Op &op, const Arg &a, std::string *as);
 	bool expect_line(const std::vector<Token> &t);
 	bool schedule_line(const std::vector<Token> &t);
+	bool points_line(const std::vector<Token> &t);
 	bool join_line(const std::vector<Token> &t);
 	bool historic_line(const std::vector<Token> &t);
 	bool condition(const Arg &a, ConfigFilter *f);
@@ -397,6 +398,8 @@ bool Parser::statement(const std::vector<Token> &t)
 		return schedule_line(t);
 	if (kw == "join")
 		return join_line(t);
+	if (kw == "points")
+		return points_line(t);
 	if (kw == "historic")
 		return historic_line(t);
 	if (auto kind = parse_op_kind(kw)) {
@@ -615,6 +618,19 @@ bool Parser::schedule_line(const std::vector<Token> &t)
 	if (!sched::parse_record(words.data(), words.size(), kMaxThreads, kMaxNmis, &r, &error, &bad))
 		return fail(words.empty() ? t[0].col : t[1 + bad].col, error);
 	p_.schedule.push_back(r);
+	return true;
+}
+
+// "points access": the schedule's points include every declared shared access.
+bool Parser::points_line(const std::vector<Token> &t)
+{
+	if (t.size() < 2 || t[1].text != "access")
+		return fail(t.size() < 2 ? t[0].col : t[1].col, "'points' takes 'access'");
+	if (t.size() > 2)
+		return fail(t[2].col, "unexpected " + quote(t[2].text) + " after 'points access'");
+	if (p_.access_points)
+		return fail(t[0].col, "duplicate 'points access'");
+	p_.access_points = true;
 	return true;
 }
 
@@ -999,6 +1015,8 @@ std::string format_program(const Program &p)
 		}
 		s += format_op(p, p.ops[i]) + "\n";
 	}
+	if (p.access_points)
+		s += "points access\n";
 	for (const ScheduleRecord &r : p.schedule)
 		s += sched::format_record(r) + "\n";
 	for (const Expectation &e : p.expects) {

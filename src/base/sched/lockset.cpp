@@ -96,7 +96,7 @@ std::string Lockset::access(const void *loc, const SharedClass &cls, AccessKind 
 	Loc &l = at->second;
 	if (l.owner < 0)
 		l.owner = who.context;
-	if (!l.shared && who.context != l.owner)
+	if (!l.shared && (who.context != l.owner || cls.born_shared))
 		l.shared = true;
 	// The exclusive phase: an owner's unlocked access is initialisation or
 	// hand-over, not a use the others must agree with.

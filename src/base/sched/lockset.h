@@ -41,6 +41,10 @@ struct SharedClass {
 	// The location in words a report may print, when its address is the
 	// same run to run (an arena address); nullptr: unnamed.
 	std::string (*where)(const void *loc) = nullptr;
+	// Reachable by every task from the start (a slot of a table all tasks
+	// share): no access to it is initialisation, so it skips the exclusive
+	// phase below and a first task's unlocked accesses are kept.
+	bool born_shared = false;
 };
 
 enum class AccessKind : uint8_t { read, write, marked_read, marked_write };

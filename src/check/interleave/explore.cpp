@@ -112,6 +112,7 @@ private:
 		f.schedule = r_.schedules;
 		f.seconds = elapsed();
 		f.program = finding_program(p_, cfg_, o);
+		f.program.access_points = p_.access_points || o_.checks.access_points;
 		// The records alone must reproduce it.
 		sched::Replay rep(o.sched.records);
 		ScheduleOutcome again = run_schedule(f.program, cfg_, rep, o_.checks);

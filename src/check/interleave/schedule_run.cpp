@@ -99,7 +99,7 @@ public:
 			return v;
 		};
 		s.lockset = checks_.lockset;
-		s.access_points = checks_.access_points;
+		s.access_points = checks_.access_points || p_.access_points;
 		ScheduleOutcome out;
 		// Ops before the group: one task.
 		sequential(s, 0, g_.begin, out);

@@ -20,19 +20,25 @@ void fd_install(unsigned int fd, file *f)
 	files_struct *files = current_files();
 
 	BUG_ON(fd >= NR_OPEN_DEFAULT || files->fd_array[fd]);
+	FL_SHARED_ACCESS(&files->fd_array[fd], kFdTable, marked_write, "fd_array");
 	files->fd_array[fd] = f;  /* rcu_assign_pointer */
 }
 
-// fs/file.c: pick_file (under files->file_lock)
-static file *pick_file(files_struct *files, unsigned int fd)
+// fs/file.c: file_close_fd_locked (pick_file in older kernels), under
+// files->file_lock: the look and the clear are one step for every other
+// close of the same fd.
+static file *file_close_fd_locked(files_struct *files, unsigned int fd)
 {
 	file *f;
 
 	if (fd >= NR_OPEN_DEFAULT)
 		return nullptr;
+	FL_SHARED_ACCESS(&files->fd_array[fd], kFdTable, read, "fd_array");
 	f = files->fd_array[fd];
-	if (f)
+	if (f) {
+		FL_SHARED_ACCESS(&files->fd_array[fd], kFdTable, write, "fd_array");
 		files->fd_array[fd] = nullptr;  /* rcu_assign_pointer, __put_unused_fd */
+	}
 	return f;
 }
 
@@ -49,7 +55,13 @@ int close_fd(unsigned int fd)
 	files_struct *files = current_files();
 	file *f;
 
-	f = pick_file(files, fd);  /* spin_lock(&files->file_lock) around it */
+#if !defined(FL_PLANT_CLOSE_FD_NO_FILE_LOCK)
+	spin_lock(&files->file_lock);
+#endif
+	f = file_close_fd_locked(files, fd);
+#if !defined(FL_PLANT_CLOSE_FD_NO_FILE_LOCK)
+	spin_unlock(&files->file_lock);
+#endif
 	if (!f)
 		return -EBADF;
 
@@ -64,7 +76,8 @@ static file *__fget_files(files_struct *files, unsigned int fd)
 
 	if (fd >= NR_OPEN_DEFAULT)
 		return nullptr;
-	f = files->fd_array[fd];
+	FL_SHARED_ACCESS(&files->fd_array[fd], kFdTable, marked_read, "fd_array");
+	f = files->fd_array[fd];  /* files_lookup_fd_rcu */
 	if (f)
 		get_file(f);
 	return f;

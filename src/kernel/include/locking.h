@@ -109,8 +109,12 @@ using ::fl::sched::Label;
 
 /* include/linux/spinlock.h, mm.h: the page-table lock (one per mm here) */
 #define pte_lockptr(mm) (reinterpret_cast<spinlock_t *>(mm))
-#define spin_lock(ptl) FL_SHIM_OBJ(spin_lock, ptl, ::fl::sched::kPtl, "spin_lock")
-#define spin_unlock(ptl) FL_SHIM_OBJ(spin_unlock, ptl, ::fl::sched::kPtl, "spin_unlock")
+/* lockdep keys a spinlock's class by where it was initialised; the port has
+ * two, told apart by address (spinlock_class in mm.h): the page-table lock
+ * and the fd table's file_lock (fs/file.c). */
+inline const ::fl::sched::LockClass kFileLock{"file_lock", ::fl::sched::LockKind::spinlock};
+#define spin_lock(l) FL_SHIM_OBJ(spin_lock, l, spinlock_class(l), "spin_lock")
+#define spin_unlock(l) FL_SHIM_OBJ(spin_unlock, l, spinlock_class(l), "spin_unlock")
 /* spin_lock_nested(ptl, SINGLE_DEPTH_NESTING): a second PTL of the same class (fork's source table) */
 #define spin_lock_nested(ptl, subclass)                                                            \
 	do {                                                                                       \
@@ -175,6 +179,16 @@ inline const ::fl::sched::SharedClass kVmFlags{
 inline const ::fl::sched::SharedClass kVmExtent{
 	"vm_start/vm_end/vm_pgoff",
 	"changed under mmap_lock held for write with the VMA write-locked; read under mmap_lock or the VMA read lock"};
+
+/* The fd table's slots (files->fd_array[fd]): cleared by close(2) under
+ * files->file_lock (file_close_fd_locked); published by fd_install with
+ * rcu_assign_pointer into a slot get_unused_fd_flags reserved for its
+ * caller alone, and read by fget under RCU (files_lookup_fd_rcu): both
+ * marked. So two closes of one fd are ordered by file_lock alone, and no
+ * access to a slot is a new object's initialisation (born_shared). */
+inline const ::fl::sched::SharedClass kFdTable{
+	"fd table", "a slot cleared under files->file_lock; published (rcu_assign_pointer) and looked up under RCU",
+	nullptr, /* born_shared: every task shares the one table */ true};
 
 /* The PTE of (mm, addr): the page-table lock (pte_offset_map_lock). */
 inline const ::fl::sched::SharedClass kPteShared{"pte", "written and read under the page-table lock"};

@@ -329,10 +329,12 @@ void fput(file *f);
 // shared by every process and every task it runs (a map fd opened before fork
 // stays open in both; its close is the harness's one close), so it is never
 // the single-user table that __fget_light may borrow from without a reference.
-// The table's file_lock is not modelled: pick_file and the lookup take no
-// scheduling point, so the explorer's schedules are what they were.
+// close(2) clears a slot under file_lock; fd_install publishes into a slot
+// its caller reserved (rcu_assign_pointer), and fget looks up under RCU: the
+// lockset checker holds the table to that (kFdTable in locking.h).
 constexpr unsigned int NR_OPEN_DEFAULT = BITS_PER_LONG;
 struct files_struct {
+	spinlock_t file_lock;
 	file *fd_array[NR_OPEN_DEFAULT] = {};
 };
 // include/linux/file.h: struct fd, what fdget hands out (FDPUT_FPUT: it holds
@@ -433,6 +435,12 @@ inline bool kasan_check_file(const file *f, const char *where)
 	return kasan_check(f->kasan_freed, "file", where);
 }
 extern thread_local constinit kernel_globals *kg;
+// (not kernel) a spinlock's lockdep class: the fd table's file_lock, or a
+// page-table lock (pte_lockptr: the mm's address).
+inline const ::fl::sched::LockClass &spinlock_class(const void *lock)
+{
+	return kg && lock == &kg->files.file_lock ? kFileLock : ::fl::sched::kPtl;
+}
 FL_NO_COVERAGE inline void page_counts_changed(page_counts *pc)
 {
 	if (kg && !pc->inv_dirty.listed())

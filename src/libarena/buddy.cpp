@@ -560,8 +560,11 @@ static u64 buddy_alloc_memory(buddy_ctx *b, u64 size, u64 norder)
 
 	/* Get a new chunk. (series, UNCONFIRMED) not in NMI: the series
 	 * allocates in NMI, but bpf_arena_alloc_pages / free_pages take the
-	 * page-table lock, which is not NMI-safe (lockdep, issue 37). */
-	if (has_caches(b->level) && b->in_nmi)
+	 * page-table lock, which is not NMI-safe (lockdep, issue 37). Not
+	 * libarena: `before` has no NMI design upstream and grows the arena
+	 * in NMI too (corpora/buddy/open/nmi_grows_the_arena.bl); it takes
+	 * the series' rule unless a Program asks for upstream's code. */
+	if (b->in_nmi && (has_caches(b->level) || !b->open_upstream))
 		goto done;
 	chunk = buddy_chunk_get(b);
 	if (chunk)

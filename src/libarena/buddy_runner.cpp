@@ -113,6 +113,7 @@ private:
 	bool check_deferred(size_t i, const char *where);
 	bool op_and_checks(size_t i, const BuddyOp &op);
 	bool step(size_t i, const BuddyOp &op);
+	bool nmi_takes_existing_chunks() const;
 	bool expect(size_t i, const char *what, s64 got, s64 want);
 	bool alloc(size_t i, buddy_ctx *b, u64 size, u64 k = 0);
 	bool handler(const Armed &a, const std::string &where, bool entered);
@@ -407,6 +408,10 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 	r->fire(n, "at " + n.block.at);
 }
 
+// An NMI's allocation never grows the arena: the series' rule, and
+// `before`'s unless the Program runs upstream's code (buddy_alloc_memory).
+bool Runner::nmi_takes_existing_chunks() const { return has_caches(p_.level) || !p_.open_upstream; }
+
 bool Runner::alloc(size_t i, buddy_ctx *b, u64 size, u64 k)
 {
 	const u64 order = size_to_order(size);
@@ -418,10 +423,11 @@ bool Runner::alloc(size_t i, buddy_ctx *b, u64 size, u64 k)
 	if (!a && fails_here(b->cpu) != fails)
 		lock_failed(i);
 	// NULL: an invalid size; an NMI at the nmi levels; an NMI over this CPU's lock holder
-	// (before: always; series: unless its cache served it); an NMI at the series
-	// levels that needs a new chunk; a failed lock
+	// (before: always; series: unless its cache served it); an NMI that needs a new
+	// chunk at the series levels, and at before unless the Program runs upstream's
+	// code (buddy_alloc_memory); a failed lock
 	const bool may_null = order >= BUDDY_CHUNK_NUM_ORDERS ||
-			      (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked || has_caches(p_.level))) ||
+			      (b->in_nmi && (nmi_level(p_.level) || this_cpu_locked || nmi_takes_existing_chunks())) ||
 			      fails_here(b->cpu) != fails;
 	const bool must_null = order >= BUDDY_CHUNK_NUM_ORDERS || (b->in_nmi && nmi_level(p_.level)) ||
 			       (b->in_nmi && this_cpu_locked && p_.level == buddy_level::before);
@@ -701,8 +707,8 @@ bool Runner::bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t k0)
 	const bool failed = want == 0 && ret == -ENOMEM && fails_here(b->cpu) != fails;
 	if (failed)
 		want = ret;  // a failed lock: no memory
-	else if (want == 0 && ret == -ENOMEM && b->in_nmi && has_caches(p_.level))
-		want = ret;  // (series) no new chunk in NMI
+	else if (want == 0 && ret == -ENOMEM && b->in_nmi && nmi_takes_existing_chunks())
+		want = ret;  // no new chunk in NMI (buddy_alloc_memory)
 	if (!expect(i, "bulk", ret, want))
 		return false;
 	if (failed)

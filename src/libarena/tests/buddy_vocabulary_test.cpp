@@ -273,12 +273,17 @@ TEST(BuddyDecode, RicherInputsRunQuietAndReplay)
 // search goes on past them. The leaked chunk of a failed lock in
 // buddy_alloc_from_new_chunk fails the next reset (I12) at every level;
 // the same Program without the line runs the fix and is ok.
-TEST(BuddyOpen, UpstreamLeaksTheNewChunkAndTheDefaultRunsTheFix)
+BuddyProgram open_program(const char *name)
 {
-	std::ifstream in(std::filesystem::path(FL_SOURCE_DIR) / "corpora/buddy/open/new_chunk_leaked_on_lock_failure.bl");
+	std::ifstream in(std::filesystem::path(FL_SOURCE_DIR) / "corpora/buddy/open" / name);
 	std::stringstream ss;
 	ss << in.rdbuf();
-	BuddyProgram p = parse(ss.str());
+	return parse(ss.str());
+}
+
+TEST(BuddyOpen, UpstreamLeaksTheNewChunkAndTheDefaultRunsTheFix)
+{
+	BuddyProgram p = open_program("new_chunk_leaked_on_lock_failure.bl");
 	ASSERT_TRUE(p.open_upstream);
 	EXPECT_TRUE(parse(format_buddy_program(p)).open_upstream);
 	for (buddy_level level : kBuddyLevels) {
@@ -289,6 +294,22 @@ TEST(BuddyOpen, UpstreamLeaksTheNewChunkAndTheDefaultRunsTheFix)
 		p.open_upstream = false;
 		EXPECT_TRUE(run_buddy_program(p).ok) << to_string(level) << ": " << run_buddy_program(p).what;
 	}
+}
+
+// `before` (no NMI design upstream) grows the arena in an NMI as upstream
+// has it (lockdep: the PTL in NMI context); every search runs it with the
+// series' rule (an NMI allocation takes existing chunks only), and quiet.
+TEST(BuddyOpen, BeforeGrowsTheArenaInAnNmiOnlyAsUpstream)
+{
+	BuddyProgram p = open_program("nmi_grows_the_arena.bl");
+	ASSERT_TRUE(p.open_upstream);
+	p.level = buddy_level::before;
+	const BuddyVerdict upstream = run_buddy_program(p);
+	EXPECT_NE(upstream.what.find("NMI context takes ptl"), std::string::npos) << upstream.what;
+	p.open_upstream = false;
+	EXPECT_TRUE(run_buddy_program(p).ok) << run_buddy_program(p).what;
+	p.level = buddy_level::series;
+	EXPECT_TRUE(run_buddy_program(p).ok) << run_buddy_program(p).what;
 }
 
 }  // namespace fl::libarena

@@ -11,6 +11,8 @@
 #include <iostream>
 #include <optional>
 
+#include <rapidcheck/detail/Configuration.h>
+
 #include "base/sched/strategy.h"
 #include "check/interleave/explore.h"
 #include "props/generators.h"
@@ -69,6 +71,8 @@ TEST_P(InterleaveHistoric, FoundAndReplays)
 {
 	Config cfg{Arch::A64, Patch::v2, kPageShift, Door::anon, false};
 	cfg.historic = GetParam();
+	if (cfg.historic != Historic::freeze_mutex_2025 && rc::detail::configuration().testParams.maxSuccess < 10000)
+		GTEST_SKIP() << to_string(cfg.historic) << " needs RC_PARAMS max_success=10000 (a one-step window)";
 	std::optional<Ran> last;  // the last failing case: the shrunk one
 	rc::detail::TestMetadata md;
 	md.id = std::string("InterleaveHistoric/") + to_string(cfg.historic);
@@ -99,13 +103,15 @@ TEST_P(InterleaveHistoric, FoundAndReplays)
 	EXPECT_EQ(again.sched.trace_hash, last->outcome.sched.trace_hash);
 }
 
-// freeze_mutex_2025 only: RapidCheck finds it in the first few cases (any
-// mmap). The other two need one switch at one exact step (toctou_2021: the
-// (delta 2, T1) pick out of ~100 between update and freeze on two threads),
-// which 10,000 generated cases (seeds 1 and 2, with several groups, both
-// mappings, a second process and lock failures) did not hit; the explorer and
-// the fuzzer find them.
-INSTANTIATE_TEST_SUITE_P(Props, InterleaveHistoric, testing::Values(Historic::freeze_mutex_2025),
+// freeze_mutex_2025: RapidCheck finds it in the first few cases (any mmap).
+// toctou_2021 needs one switch at one exact step (about 1 generated Program
+// in 90 has its shape, and the switch must fall inside update's window), so
+// it runs only with RC_PARAMS max_success=10000: found for seeds 1-5 at case
+// 569, 377, 1,371, 747 and 1,795 since schedules draw one or two switches
+// most often (gen_concurrent_case). finish_fault_put, one switch deep inside
+// a fault, is found at seeds 3 and 5 only (296, 6,960), so it is left to the
+// explorer and the fuzzer.
+INSTANTIATE_TEST_SUITE_P(Props, InterleaveHistoric, testing::Values(Historic::freeze_mutex_2025, Historic::toctou_2021),
 			 [](const testing::TestParamInfo<Historic> &i) { return std::string(to_string(i.param)); });
 
 }  // namespace

@@ -321,6 +321,35 @@ class FuzzClock(unittest.TestCase):
             self.assertEqual(clock.slice(), 0)  # 4 s left: no room for a useful run, it is skipped
 
 
+class FuzzMinimiseInTheSlice(unittest.TestCase):
+    """A run that has found something stops fuzzing early enough for its minimisation, which
+    gets what is left of the run's slice less describing and replaying the result: the last
+    wave's findings no longer take the campaign past its --time."""
+
+    def test_the_minimiser_gets_what_is_left_of_the_slice(self):
+        import fuzz_campaign
+        from unittest import mock
+        self.assertEqual(fuzz_campaign.minimise_cut(200), fuzz_campaign.MINIMISE_SECONDS + fuzz_campaign.AFTER_MINIMISE)
+        self.assertEqual(fuzz_campaign.minimise_cut(20), 10)  # never more than half the slice
+        task = fuzz_campaign.Task("program", "v1", "32", "regular", "libfuzzer")
+        now = [1000.0]
+        limits = []
+        with mock.patch.object(fuzz_campaign.time, "time", lambda: now[0]), \
+                mock.patch.object(fuzz_campaign, "_run_minimiser", lambda t, c, o, limit: limits.append(limit)), \
+                mock.patch.object(fuzz_campaign, "CLOCK", fuzz_campaign.Clock(100, runs=2, jobs=2)), \
+                mock.patch.object(fuzz_campaign, "say", lambda msg: None):
+            task.deadline = now[0] + 20.5
+            fuzz_campaign.minimise(task, "/nonexistent/crash")
+            task.deadline = now[0] + 100
+            fuzz_campaign.minimise(task, "/nonexistent/crash")
+            task.deadline = now[0] + 200
+            now[0] += 88  # the campaign's deadline (12 s left) comes first
+            fuzz_campaign.minimise(task, "/nonexistent/crash")
+            now[0] += 8  # 4 s left: kept as found
+            self.assertEqual(fuzz_campaign.minimise(task, "/nonexistent/crash"), "/nonexistent/crash")
+        self.assertEqual(limits, [15, fuzz_campaign.MINIMISE_SECONDS, 12 - fuzz_campaign.AFTER_MINIMISE])
+
+
 class FuzzSkippedRuns(unittest.TestCase):
     def test_a_run_the_budget_skipped_checks_no_cell(self):
         import json

@@ -152,7 +152,7 @@ def _fuzz(run, levels, engines, seconds):
     rc, text, log = run_logged(run, "libarena-fuzz",
                                ["python3", run.tool("tools", "fuzz_campaign.py"), "--target", "buddy", "--level",
                                 ",".join(levels), "--engine", engines, "--from-scratch", "--no-minimise",
-                                "--no-cmplog", "--first-finding", "--time", str(max(1, int(seconds))), "--jobs",
+                                "--no-cmplog", "--first-finding", "--no-build", "--time", str(max(1, int(seconds))), "--jobs",
                                 str(os.cpu_count() or 1), "--json", out, "--buddy-findings", findings],
                                seconds * 2 + 120)
     if not os.path.exists(out):
@@ -206,7 +206,8 @@ def run_libarena(run, seconds):
     fuzz_note = "" if engines else "no buddy fuzz binaries (fuzz/build.sh)"
     if engines:
         # the campaign's own start, AFL++'s calibration and the replays of
-        # its findings come on top of --time: ask for three quarters of what
+        # its findings come on top of --time (verify built the binaries: no
+        # build check, --no-build, which took 14 s): ask for three quarters of what
         # is left, and as many levels (most telling first) as get >= 5 s per
         # engine (the campaign's shortest run)
         budget = left() * 0.75

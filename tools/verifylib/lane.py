@@ -78,6 +78,11 @@ class Lane:
         with self.cond:
             return next((j.state for j in self.jobs if j.name == name), None)
 
+    def queue(self):
+        """The names of the jobs not started yet, in the order the lane will take them."""
+        with self.cond:
+            return [j.name for j in sorted((j for j in self.jobs if j.state == "queued"), key=lambda j: j.priority)]
+
     def names(self):
         with self.cond:
             return {j.name for j in self.jobs}

@@ -130,14 +130,18 @@ def bare_name(name):
     return name.split("(")[0].rsplit("::", 1)[-1].strip()
 
 
-def _gcovr(root, build, out):
-    """Line/branch summary and per-function counts of src/kernel from the .gcda files in `build`."""
+def _gcovr(root, build, out, seconds=None):
+    """Line/branch summary and per-function counts of src/kernel from the .gcda files in `build`
+    (None when gcovr fails or takes longer than `seconds`)."""
     # only the port's objects (the two widths' libraries): gcov over every
     # .gcda of the build took minutes per technique
     dirs = sorted(glob.glob(os.path.join(build, "CMakeFiles", "fl_kernel*.dir"))) or [build]
-    r = subprocess.run(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j", "2",
-                        "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out] + dirs,
-                       capture_output=True, text=True)
+    try:
+        r = subprocess.run(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j", "2",
+                            "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out] + dirs,
+                           capture_output=True, text=True, timeout=max(1.0, seconds) if seconds is not None else None)
+    except subprocess.TimeoutExpired:
+        return None
     if r.returncode or not os.path.exists(out):
         return None
     with open(out) as f:
@@ -168,18 +172,18 @@ def build_coverage(run):
 def reach_one(run, tech, arg_lists, seconds):
     """One technique's reach (its inputs replayed on the port) and, when
     build/coverage exists, its coverage: (reach, coverage or None), inside
-    `seconds` (a replay the time cuts short counts nothing). Techniques take
-    turns: the coverage build's .gcda files hold one technique at a time."""
+    `seconds` (a replay or gcovr the time cuts short counts nothing; the
+    replays are quick, gcovr is most of it). Techniques take turns: the
+    coverage build's .gcda files hold one technique at a time."""
     deadline = time.monotonic() + seconds
     cli = run.tool("build", "default", "faultline-cli")
     cov_cli = run.tool("build", "coverage", "faultline-cli")
     cov_build = run.tool("build", "coverage")
     have_cov = os.access(cov_cli, os.X_OK) and shutil.which("gcovr")
+    keep = GCOVR_SECONDS if have_cov else 0.0  # kept for gcovr while replaying
     total = {}
-    # half the time to reach, half to coverage (its replays and gcovr)
     for i, args in enumerate(arg_lists):
-        left = (deadline - time.monotonic() - (seconds / 2 if have_cov else 0)) / (len(arg_lists) - i)
-        text = _replay(run, f"reach-{tech}-{i}", [cli, "reach"] + args, left)
+        text = _replay(run, f"reach-{tech}-{i}", [cli, "reach"] + args, deadline - time.monotonic() - keep)
         try:
             _merge(total, json.loads(text))
         except ValueError:
@@ -191,12 +195,11 @@ def reach_one(run, tech, arg_lists, seconds):
     # every technique's inputs replayed the same way (props: the cases
     # it generated, FL_PROPS_DUMP_DIR), so the rows compare
     for i, args in enumerate(arg_lists):
-        left = (deadline - time.monotonic() - GCOVR_SECONDS) / (len(arg_lists) - i)
-        _replay(run, f"coverage-{tech}-{i}", [cov_cli, "reach"] + args, left)
-    return total, _gcovr(run.root, cov_build, run.out("reach", f"coverage-{tech}.json"))
+        _replay(run, f"coverage-{tech}-{i}", [cov_cli, "reach"] + args, deadline - time.monotonic() - keep)
+    return total, _gcovr(run.root, cov_build, run.out("reach", f"coverage-{tech}.json"), deadline - time.monotonic())
 
 
-GCOVR_SECONDS = 5.0  # what gcovr took over the port's objects here (-j 2)
+GCOVR_SECONDS = 20.0  # gcovr over the port's objects (-j 2) took about 20 s here under load; the replays 3 s
 
 
 def _replay(run, name, argv, seconds):

@@ -187,12 +187,17 @@ def main(argv):
     progress.note(f"budget {a.budget:.0f} s, seed {a.seed}, techniques: {', '.join(a.only)}; building in the lane "
                   f"(niced, one at a time): {', '.join(steps.announce(n, root=ROOT) for n in lane.queue())}")
 
+    reach_ends = []  # once the techniques are done: when the reach report's slice ends
+
     def reach_later(r):
-        """The reach report's replays of r's inputs, in the lane (fuzz's: in its reserved slice at the end)."""
-        todo = reach.inputs(run, [r])
-        for tech, arg_lists in todo.items():
-            def work(tech=tech, arg_lists=arg_lists,
-                     seconds=reserve / len(todo) if r.technique == "fuzz" else REACH_SECONDS):
+        """The reach report's replays of r's inputs, in the lane behind the builds; the jobs the lane
+        has not done when the techniques end share the reach report's slice of the budget."""
+        for tech, arg_lists in reach.inputs(run, [r]).items():
+            def work(tech=tech, arg_lists=arg_lists):
+                seconds = REACH_SECONDS
+                if reach_ends:  # this job and the reach jobs still queued share what is left
+                    left = reach_ends[0] - time.monotonic()
+                    seconds = min(seconds, left / (1 + sum(n.startswith("reach ") for n in lane.queue())))
                 reached[tech], c = reach.reach_one(run, tech, arg_lists, seconds)
                 if c:
                     coverage[tech] = c
@@ -229,6 +234,8 @@ def main(argv):
     if lane.cancel(CMPLOG):
         progress.note(f"lane: {CMPLOG} dropped (fuzz ran without it)")
     t0 = time.monotonic()
+    if reserve:
+        reach_ends.append(t0 + reserve)
     if with_reach:
         progress.begin("reach", "the lane's last replays (what each technique reached, its coverage of src/kernel)")
     lane.close()

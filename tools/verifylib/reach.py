@@ -14,7 +14,9 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
+import tempfile
 import time
 from html import escape
 
@@ -136,13 +138,19 @@ def _gcovr(root, build, out, seconds=None):
     # only the port's objects (the two widths' libraries): gcov over every
     # .gcda of the build took minutes per technique
     dirs = sorted(glob.glob(os.path.join(build, "CMakeFiles", "fl_kernel*.dir"))) or [build]
-    try:
-        r = subprocess.run(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j", "2",
-                            "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out] + dirs,
-                           capture_output=True, text=True, timeout=max(1.0, seconds) if seconds is not None else None)
-    except subprocess.TimeoutExpired:
-        return None
-    if r.returncode or not os.path.exists(out):
+    # gcovr leaves gcov's files in its working folder: a folder of its own, and when
+    # the time is up its whole group (gcov's processes too) is stopped
+    with tempfile.TemporaryDirectory() as work:
+        p = subprocess.Popen(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j",
+                              "2", "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out] + dirs,
+                             cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            rc = p.wait(timeout=max(1.0, seconds) if seconds is not None else None)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            return None
+    if rc or not os.path.exists(out):
         return None
     with open(out) as f:
         data = json.load(f)

@@ -51,7 +51,7 @@ def schedule_md(meta):
     if not meta.get("order"):
         return []
     lines = ["", "## Schedule", "", "| technique | started (s) | ended (s) | share (s) | ran with |", "|---|---|---|---|---|"]
-    lines += [f"| {name} | {start:.0f} | {end:.0f} | {share:.0f} | {'its fallback' if fallback else 'its builds'} |"
+    lines += [f"| {name} | {start:.0f} | {end:.0f} | {share:.0f} | {'without a build it prefers' if fallback else 'every build it wants'} |"
               for name, start, end, share, fallback in meta["order"]]
     lines += ["", "The lane (one job at a time, niced, beside the techniques):", ""]
     lines += [f"- {name}: {state}{'' if ok or state != 'done' else ' (FAILED)'}, {took:.0f} s{': ' + what if what else ''}"

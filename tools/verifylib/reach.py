@@ -138,8 +138,9 @@ def _gcovr(root, build, out, seconds=None):
     # only the port's objects (the two widths' libraries): gcov over every
     # .gcda of the build took minutes per technique
     dirs = sorted(glob.glob(os.path.join(build, "CMakeFiles", "fl_kernel*.dir"))) or [build]
-    # gcovr leaves gcov's files in its working folder: a folder of its own, and when
-    # the time is up its whole group (gcov's processes too) is stopped
+    # when the time is up gcovr's whole group (gcov's processes too) is stopped, and the
+    # NAME##HASH.gcov files its gcov runs were writing (in its folder and in --root) removed
+    started = time.time()
     with tempfile.TemporaryDirectory() as work:
         p = subprocess.Popen(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j",
                               "2", "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out] + dirs,
@@ -149,6 +150,9 @@ def _gcovr(root, build, out, seconds=None):
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
+            for left in glob.glob(os.path.join(glob.escape(root), "*##*.gcov")):
+                if os.path.getmtime(left) >= started - 1:
+                    os.remove(left)
             return None
     if rc or not os.path.exists(out):
         return None

@@ -139,7 +139,7 @@ def _gcovr(root, build, out, seconds=None):
     # .gcda of the build took minutes per technique
     dirs = sorted(glob.glob(os.path.join(build, "CMakeFiles", "fl_kernel*.dir"))) or [build]
     # when the time is up gcovr's whole group (gcov's processes too) is stopped, and the
-    # NAME##HASH.gcov files its gcov runs were writing (in its folder and in --root) removed
+    # NAME##HASH.gcov files its gcov runs were writing (in --root and the build folder) removed
     started = time.time()
     with tempfile.TemporaryDirectory() as work:
         p = subprocess.Popen(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j",
@@ -150,7 +150,7 @@ def _gcovr(root, build, out, seconds=None):
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-            for left in glob.glob(os.path.join(glob.escape(root), "*##*.gcov")):
+            for left in [f for d in (root, build) for f in glob.glob(os.path.join(glob.escape(d), "*##*.gcov"))]:
                 if os.path.getmtime(left) >= started - 1:
                     os.remove(left)
             return None

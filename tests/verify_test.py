@@ -321,6 +321,35 @@ class FuzzClock(unittest.TestCase):
             self.assertEqual(clock.slice(), 0)  # 4 s left: no room for a useful run, it is skipped
 
 
+class FuzzMinimiseInTheSlice(unittest.TestCase):
+    """A run that has found something stops fuzzing early enough for its minimisation, which
+    gets what is left of the run's slice less describing and replaying the result: the last
+    wave's findings no longer take the campaign past its --time."""
+
+    def test_the_minimiser_gets_what_is_left_of_the_slice(self):
+        import fuzz_campaign
+        from unittest import mock
+        self.assertEqual(fuzz_campaign.minimise_cut(200), fuzz_campaign.MINIMISE_SECONDS + fuzz_campaign.AFTER_MINIMISE)
+        self.assertEqual(fuzz_campaign.minimise_cut(20), 10)  # never more than half the slice
+        task = fuzz_campaign.Task("program", "v1", "32", "regular", "libfuzzer")
+        now = [1000.0]
+        limits = []
+        with mock.patch.object(fuzz_campaign.time, "time", lambda: now[0]), \
+                mock.patch.object(fuzz_campaign, "_run_minimiser", lambda t, c, o, limit: limits.append(limit)), \
+                mock.patch.object(fuzz_campaign, "CLOCK", fuzz_campaign.Clock(100, runs=2, jobs=2)), \
+                mock.patch.object(fuzz_campaign, "say", lambda msg: None):
+            task.deadline = now[0] + 20.5
+            fuzz_campaign.minimise(task, "/nonexistent/crash")
+            task.deadline = now[0] + 100
+            fuzz_campaign.minimise(task, "/nonexistent/crash")
+            task.deadline = now[0] + 200
+            now[0] += 88  # the campaign's deadline (12 s left) comes first
+            fuzz_campaign.minimise(task, "/nonexistent/crash")
+            now[0] += 8  # 4 s left: kept as found
+            self.assertEqual(fuzz_campaign.minimise(task, "/nonexistent/crash"), "/nonexistent/crash")
+        self.assertEqual(limits, [15, fuzz_campaign.MINIMISE_SECONDS, 12 - fuzz_campaign.AFTER_MINIMISE])
+
+
 class FuzzSkippedRuns(unittest.TestCase):
     def test_a_run_the_budget_skipped_checks_no_cell(self):
         import json
@@ -437,6 +466,163 @@ class Options(unittest.TestCase):
             r = self.run_verify(*args)
             self.assertEqual(r.returncode, 2, args)
             self.assertIn(msg, r.stderr)
+
+
+class FakeLane:
+    """The lane's interface with no threads: a wait ends the next queued job."""
+
+    def __init__(self, *jobs):
+        self.jobs, self.over, self.log = list(jobs), set(), []
+
+    def names(self):
+        return set(self.jobs)
+
+    def finished(self):
+        return set(self.over)
+
+    def wait_change(self):
+        job = next(j for j in self.jobs if j not in self.over)
+        self.over.add(job)
+        self.log.append(job)
+        return self.finished()
+
+
+def technique(name, share, needs=(), prefers=(), decides_table=False):
+    from verifylib.schedule import Technique
+    return Technique(name, None, share, lambda quick: CELLS, needs, prefers, decides_table)
+
+
+class Schedule(unittest.TestCase):
+    """verify's pipeline (verifylib/schedule.py): the order techniques run in while the
+    lane builds, what each is given, and the time they waited (not on the budget)."""
+
+    def plan(self):
+        return [technique("proofs", 0.10, prefers=("release",), decides_table=True),
+                technique("corpus", 0.05, decides_table=True), technique("bench", 0.05, needs=("release",)),
+                technique("fuzz", None, needs=("fuzz targets",), prefers=("cmplog",))]
+
+    def run_plan(self, lane, used, reserve=0.0):
+        from verifylib import schedule
+        calls = []
+
+        def run_one(t, seconds, fallback):
+            calls.append((t.name, round(seconds, 1), fallback, sorted(lane.finished())))
+            return Result(t.name, used=used[t.name])
+        results, ledger = schedule.run_plan(self.plan(), lane, 100, run_one, reserve=reserve)
+        self.assertEqual([r.technique for r in results], [c[0] for c in calls])
+        return calls, ledger
+
+    def test_ready_techniques_first_a_fallback_before_waiting_and_waits_off_the_budget(self):
+        lane = FakeLane("release", "fuzz targets", "cmplog")
+        calls, ledger = self.run_plan(lane, {"proofs": 4, "corpus": 5, "bench": 5, "fuzz": 70}, reserve=5)
+        self.assertEqual(calls, [("corpus", 5.0, False, []),              # needs nothing built: at once
+                                 ("proofs", 10.0, True, []),              # nothing else can run: its fallback
+                                 ("bench", 5.0, False, ["release"]),      # waited for the release build
+                                 # waited for its targets, not for CmpLog (only preferred); what is left:
+                                 # 100 - (5 + 4 + 5) spent - 5 kept for the reach report
+                                 ("fuzz", 81.0, True, ["fuzz targets", "release"])])
+        self.assertEqual([w for w, _ in ledger.waits], ["fuzz targets, release", "fuzz targets"])
+        self.assertEqual(lane.log, ["release", "fuzz targets"])
+        self.assertEqual(ledger.spent, 84)  # the techniques' own time only
+        self.assertEqual([o[0] for o in ledger.order], ["corpus", "proofs", "bench", "fuzz"])
+
+    def test_with_every_build_done_the_plan_order_stands(self):
+        lane = FakeLane("release", "fuzz targets", "cmplog")
+        lane.over = {"release", "fuzz targets", "cmplog"}
+        calls, ledger = self.run_plan(lane, {"proofs": 12, "corpus": 1, "bench": 5, "fuzz": 70})
+        self.assertEqual([(c[0], c[2]) for c in calls], [("proofs", False), ("corpus", False), ("bench", False),
+                                                         ("fuzz", False)])
+        self.assertEqual(calls[-1][1], 82.0)  # a technique's overrun comes out of fuzz's share
+        self.assertEqual(ledger.waits, [])
+
+    def test_a_build_that_was_never_queued_is_not_waited_for(self):
+        from verifylib import schedule
+        only_fuzz = [technique("fuzz", None, needs=("fuzz targets",), prefers=("cmplog",))]
+        self.assertEqual(schedule.pick(only_fuzz, set(), {"fuzz targets"}), None)
+        self.assertEqual(schedule.pick(only_fuzz, {"fuzz targets"}, {"fuzz targets"}), (only_fuzz[0], False))
+        self.assertEqual(schedule.pick(only_fuzz, set(), set()), (only_fuzz[0], False))
+
+
+class VerdictTableWatch(unittest.TestCase):
+    """The table is shown once the techniques deciding every cell have run, marked provisional with
+    what is still to come, again only when a verdict changes, and final at the end."""
+
+    def test_provisional_then_updated_then_final(self):
+        from verifylib.schedule import TableWatch
+        shown, sound = [], {"v1/arch32/regular": {"verdict": "sound"}}
+        unsound = {"v1/arch32/regular": {"verdict": "unsound"}}
+        answer = [sound]
+        watch = TableWatch(["proofs", "corpus"], lambda results: answer[0], lambda v, heading: shown.append(heading))
+        rest = [technique("oracle", 0.1), technique("fuzz", None)]
+        self.assertFalse(watch.update([Result("corpus")], [technique("proofs", 0.1)] + rest))
+        self.assertTrue(watch.update([Result("corpus"), Result("proofs")], rest))
+        self.assertEqual(shown, ["provisional (after corpus, proofs; still to come: oracle, fuzz)"])
+        self.assertFalse(watch.update([Result("corpus"), Result("proofs"), Result("oracle")], rest[1:]))
+        answer[0] = unsound
+        self.assertTrue(watch.update([Result("corpus"), Result("proofs"), Result("oracle")], rest[1:]))
+        self.assertIn("updated", shown[-1])
+        self.assertFalse(watch.update([Result("corpus"), Result("proofs"), Result("oracle"), Result("fuzz")], []))
+        self.assertIs(watch.final([]), unsound)
+        self.assertEqual(shown[-1], "final")
+
+    def test_without_a_deciding_technique_only_the_final_table(self):
+        from verifylib.schedule import TableWatch
+        shown = []
+        watch = TableWatch([], lambda results: {}, lambda v, heading: shown.append(heading))
+        self.assertFalse(watch.update([Result("fuzz")], [technique("interleave", 0.1)]))
+        self.assertEqual(shown, [])
+
+
+class BackgroundLane(unittest.TestCase):
+    """The lane runs one job at a time, lowest priority number first (queue order among
+    equals), niced, and goes on after a job that fails; a queued job can be dropped."""
+
+    def test_one_at_a_time_in_priority_order_niced(self):
+        import threading
+        from verifylib.lane import NICE, Lane
+        gate, ran, running = threading.Event(), [], []
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+
+        def job(name, ok=True):
+            def work():
+                running.append(name)
+                gate.wait()
+                ran.append((name, len(running), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+                running.remove(name)
+                if not ok:
+                    raise RuntimeError("broken")
+                return True, "done"
+            return work
+
+        lane = Lane()
+        lane.add("first", job("first"))  # starts at once, holds the lane until the gate opens
+        lane.add("cmplog", job("cmplog"), priority=2)
+        lane.add("broken", job("broken", ok=False))
+        lane.add("reach", job("reach"), priority=1)
+        lane.add("dropped", job("dropped"))
+        self.assertTrue(lane.cancel("dropped"))
+        gate.set()
+        lane.close()
+        self.assertEqual([r[0] for r in ran], ["first", "broken", "reach", "cmplog"])
+        self.assertTrue(all(n == 1 for _, n, _ in ran))
+        self.assertTrue(all(p == min(19, base + NICE) for _, _, p in ran))
+        states = {name: (state, ok, what) for name, state, ok, _, what in lane.summary()}
+        self.assertEqual(states["broken"], ("done", False, "RuntimeError: broken"))
+        self.assertEqual(states["dropped"][0], "cancelled")
+        self.assertFalse(lane.cancel("first"))  # over: nothing to drop
+
+
+class CmplogInTheLane(unittest.TestCase):
+    def test_fuzz_starting_first_keeps_the_build_from_starting(self):
+        from unittest import mock
+        import verify
+        c = verify.Cmplog(run=None)
+        built, what = c.finish()
+        self.assertFalse(built)
+        self.assertIn("not started", what)
+        with mock.patch.object(verify.techniques, "start_cmplog_build") as start:
+            self.assertEqual(c.work()[0], False)
+            start.assert_not_called()
 
 
 if __name__ == "__main__":

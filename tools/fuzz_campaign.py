@@ -91,6 +91,7 @@ class Task:
         self.execs = self.exec_per_s = self.cov = 0
         self.stability = ""        # AFL++: the share of runs of an input that take the same path
         self.crashes = []          # (seconds since start, path)
+        self.deadline = None       # time.time() when its slice ends (minimising included)
         self.coverage_curve = []   # (seconds, coverage)
         self.findings = []         # dicts, filled after the run
         self.seconds = 0.0
@@ -204,6 +205,14 @@ def build(engines, tasks, cmplog=False, only_cmplog=False):
 FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False
 USE_CMPLOG = False
 MIN_SLICE = 5.0  # seconds: a shorter run spends most of its time starting (ASan, seeds, AFL++'s calibration)
+MINIMISE_SECONDS = 30  # the most one finding's minimisation may take
+AFTER_MINIMISE = 5  # then: describing the smaller input, classifying its doors, replaying its Program
+
+
+def minimise_cut(slice_s):
+    """How long before its slice ends a run that has found something stops fuzzing, so that
+    minimising, describing and replaying the finding fit in the slice (at most half of it)."""
+    return 0.0 if NO_MINIMISE else min(MINIMISE_SECONDS + AFTER_MINIMISE, slice_s / 2)
 
 
 class Clock:
@@ -258,7 +267,7 @@ def run_libfuzzer(task, seconds, start_all):
     t0 = time.time()
     total_execs = 0
     while True:
-        left = int(seconds - (time.time() - t0))
+        left = int(seconds - (time.time() - t0) - (minimise_cut(seconds) if task.crashes else 0))
         if left < 1:
             break
         cmd = [task.binary(), f"-max_total_time={left}", "-print_final_stats=1", f"-artifact_prefix={arts}",
@@ -323,8 +332,11 @@ def run_afl(task, seconds, start_all):
         task.coverage_curve.append((round(time.time() - t0, 1), task.cov))
         if int(time.time() - t0) % 10 < 2:
             progress(task, start_all)
-        if time.time() - t0 > seconds:  # -V counts from after the seeds' calibration: stop at the slice
-            proc.send_signal(signal.SIGINT if time.time() - t0 < seconds + 10 else signal.SIGKILL)
+        # -V counts from after the seeds' calibration: stop at the slice, or earlier by the time
+        # minimising needs once there is a crash to minimise
+        stop = seconds - (minimise_cut(seconds) if _has_crash(crashes) else 0)
+        if time.time() - t0 > stop:
+            proc.send_signal(signal.SIGINT if time.time() - t0 < stop + 10 else signal.SIGKILL)
     err = proc.stderr.read()
     reap_strays({task.binary(), task.binary("afl-cmplog")})
     read_afl_stats(task, stats)
@@ -336,6 +348,13 @@ def run_afl(task, seconds, start_all):
             if f.startswith("id:"):
                 path = os.path.join(crashes, f)
                 task.crashes.append((round(os.path.getmtime(path) - t0, 2), path))
+
+
+def _has_crash(folder):
+    try:
+        return any(f.startswith("id:") for f in os.listdir(folder))
+    except OSError:
+        return False
 
 
 def reap_strays(binaries):
@@ -370,11 +389,14 @@ def progress(task, start_all):
 
 def minimise(task, crash):
     out = crash + ".min"
-    if CLOCK and CLOCK.left() < 5:
-        say(f"[fuzz] {task.name}: the budget is spent, {os.path.basename(crash)} kept unminimised")
+    # what is left of the run's slice (and of the campaign), less describing and replaying the result
+    ends = min(d for d in (task.deadline, CLOCK.deadline if CLOCK else None, time.time() + 1e9) if d)
+    limit = min(MINIMISE_SECONDS, int(ends - time.time()) - AFTER_MINIMISE)
+    if limit < 2:
+        say(f"[fuzz] {task.name}: its slice is spent, {os.path.basename(crash)} kept unminimised")
         return crash
     try:
-        _run_minimiser(task, crash, out)
+        _run_minimiser(task, crash, out, limit)
     except subprocess.TimeoutExpired:
         # under load the minimiser can run out of time: keep the finding as found
         say(f"[fuzz] {task.name}: minimising {os.path.basename(crash)} timed out, kept unminimised")
@@ -382,12 +404,12 @@ def minimise(task, crash):
     return out if os.path.exists(out) and os.path.getsize(out) <= os.path.getsize(crash) else crash
 
 
-def _run_minimiser(task, crash, out):
-    limit = min(30, int(CLOCK.left()) - 2) if CLOCK else 30  # within the campaign's budget
+def _run_minimiser(task, crash, out, limit):
     if task.engine == "libfuzzer":
-        subprocess.run([task.binary(), "-minimize_crash=1", "-runs=20000", f"-max_total_time={limit}",
+        # -max_total_time is checked between its runs: the timeout is the limit itself
+        subprocess.run([task.binary(), "-minimize_crash=1", "-runs=20000", f"-max_total_time={max(1, limit - 2)}",
                         f"-exact_artifact_path={out}", crash], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=limit + 10, cwd=task.workdir)
+                       timeout=limit, cwd=task.workdir)
     else:
         subprocess.run(["afl-tmin", "-i", crash, "-o", out, "-t", "10000", "--", task.binary()],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=limit,
@@ -599,6 +621,7 @@ def main(argv):
         if not slice_s:
             t.skipped = True
             return t
+        t.deadline = t0 + slice_s
         (run_libfuzzer if t.engine == "libfuzzer" else run_afl)(t, slice_s, start)
         progress(t, start)
         collect_findings(t)

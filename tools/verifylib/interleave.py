@@ -6,13 +6,14 @@ from scratch (test targets: each must be found, none decides a verdict),
 then the fixed kernel, v2 and v3, both widths, anon and regular: half of
 what is left over the concurrent Programs of corpora/interleavings/explore
 (2-3 threads, every page size, Spectre-v1 masking) and the historical
-Programs' ops, the time split evenly, and half to the swarm (generated
+Programs' ops, the time split evenly, and what is then left of the share to the swarm (generated
 Programs, `interleave --swarm`, 4k pages). A finding on the fixed kernel is
 evidence for its cell, with its replay file; every schedule explored is
 counted per level, and the swarm's Programs and distinct schedules too."""
 import glob
 import os
 import re
+import time
 
 from .evidence import Evidence, cell_of, cells_of, program_ops
 from .techniques import Result, run_logged
@@ -26,6 +27,7 @@ SWARM_FOUND = re.compile(r"^  program (\d+), found by (.*) at schedule (\d+): (v
 FOUND = re.compile(r"^  found by (.*) at schedule (\d+) after ([\d.]+) s: (violation \w+)")
 WRITTEN = re.compile(r"^  written to (\S+)$")
 PATCHES, ARCHES, DOORS = "v2,v3", "32,64", "anon,regular"
+MIN_RUN = 0.05  # seconds: the explorer's shortest useful run (about a thousand schedules)
 CELLS = cells_of(PATCHES.split(","), ARCHES.split(","), DOORS.split(","))  # the fixed kernel's cells it decides
 
 
@@ -85,6 +87,8 @@ def run_interleave(run, seconds):
     historic = sorted(glob.glob(os.path.join(run.root, "corpora", "interleavings", "*.fl")))
     explore = sorted(glob.glob(os.path.join(run.root, "corpora", "interleavings", "explore", "*.fl")))
     out = run.folder("interleave")
+    t0 = time.monotonic()
+    left = lambda: max(0.0, seconds - (time.monotonic() - t0))  # noqa: E731  (the share's wall time left)
     # 1. the historical levels from scratch (each well under a second)
     rc1, text1, log1 = run_logged(run, "interleave-historic", [binary, "interleave", "--quiet", "--seconds", "10"]
                                   + historic, seconds * 2)
@@ -92,16 +96,16 @@ def run_interleave(run, seconds):
     # 2. the fixed kernel: the rest of the share, split over every (Program, configuration)
     files = explore + historic
     runs = len(explore) * 2 * 2 * 2 * 3 + len(historic)  # x 3 page sizes (spec_v1 mask only)
-    rest = max(0.0, seconds - sum(r["seconds"] for r in levels))
-    per = max(0.2, rest / 2 / runs)
+    # (each run costs its time and a few ms of start-up: the share's wall clock decides, not the runs' own)
+    per = max(MIN_RUN, left() / 2 / runs)
     rc2, text2, log2 = run_logged(run, "interleave-explore",
                                   [binary, "interleave", "--quiet", "--historic", "none", "--seconds", f"{per:.2f}",
                                    "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS, "--spec", "mask", "--out", out]
                                   + files,
                                   seconds * 2 + 60)
     fixed = parse(text2)
-    # 3. the swarm: generated Programs, the other half, over the same cells at 4k pages
-    per_swarm = max(1.0, rest / 2 / len(CELLS))
+    # 3. the swarm: generated Programs, what is left, over the same cells at 4k pages
+    per_swarm = max(MIN_RUN, left() / len(CELLS))
     rc3, text3, log3 = run_logged(run, "interleave-swarm",
                                   [binary, "interleave", "--swarm", "--quiet", "--historic", "none", "--seconds",
                                    f"{per_swarm:.2f}", "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS,

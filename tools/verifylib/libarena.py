@@ -27,6 +27,8 @@ LEVELS = [("before", False), ("nmi_deferred", False), ("series", False), ("ret_o
 # predicted at the point they take the list; ret_overwrite's bug is sequential: concurrent
 # runs free only live objects, so the explorer is not expected to find it).
 EXPLORE_LEVELS = ["before", "nmi_deferred", "series", "ret_overwrite", "guard_leak"]
+# the least share left worth a buddy fuzz campaign: two waves of its shortest runs (5 s) and its start
+FUZZ_MIN_SECONDS = 15
 FUZZ_ORDER = ["guard_leak", "ret_overwrite", "series", "before", "nmi_deferred"]
 RC_TESTS = {"before": "BeforeKeepsEveryInvariant", "nmi_deferred": "NmiDeferredKeepsEveryInvariant",
             "series": "SeriesKeepsEveryInvariant", "ret_overwrite": "FindsRetOverwriteDoubleFree",
@@ -152,7 +154,7 @@ def _fuzz(run, levels, engines, seconds):
     rc, text, log = run_logged(run, "libarena-fuzz",
                                ["python3", run.tool("tools", "fuzz_campaign.py"), "--target", "buddy", "--level",
                                 ",".join(levels), "--engine", engines, "--from-scratch", "--no-minimise",
-                                "--no-cmplog", "--first-finding", "--time", str(max(1, int(seconds))), "--jobs",
+                                "--no-cmplog", "--first-finding", "--no-build", "--time", str(max(1, int(seconds))), "--jobs",
                                 str(os.cpu_count() or 1), "--json", out, "--buddy-findings", findings],
                                seconds * 2 + 120)
     if not os.path.exists(out):
@@ -204,9 +206,12 @@ def run_libarena(run, seconds):
             if r:
                 rows.append(dict(r, level=lv))
     fuzz_note = "" if engines else "no buddy fuzz binaries (fuzz/build.sh)"
-    if engines:
+    if engines and left() < FUZZ_MIN_SECONDS:
+        fuzz_note = f"{left():.0f} s of the share left: too little for the buddy fuzz campaign"
+    elif engines:
         # the campaign's own start, AFL++'s calibration and the replays of
-        # its findings come on top of --time: ask for three quarters of what
+        # its findings come on top of --time (verify built the binaries: no
+        # build check, --no-build, which took 14 s): ask for three quarters of what
         # is left, and as many levels (most telling first) as get >= 5 s per
         # engine (the campaign's shortest run)
         budget = left() * 0.75

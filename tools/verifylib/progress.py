@@ -14,21 +14,18 @@ class Progress:
         self.live = stream.isatty()
         self.technique = ""
         self.detail = ""
+        self.lane = ""  # what the background lane is doing (the status line's tail)
         self.lock = threading.Lock()
         self.stop = threading.Event()
         if self.live:
             threading.Thread(target=self._tick, daemon=True).start()
 
-    def restart(self):
-        """Starts the budget clock again (after setup); returns the time it had."""
-        spent, self.start = self.elapsed(), time.monotonic()
-        return spent
-
     def elapsed(self):
         return time.monotonic() - self.start
 
     def _status(self):
-        return f"[verify {self.elapsed():5.0f}/{self.budget:.0f} s] {self.technique}: {self.detail}"
+        lane = f" | lane: {self.lane}" if self.lane else ""
+        return f"[verify {self.elapsed():5.0f}/{self.budget:.0f} s] {self.technique}: {self.detail}{lane}"
 
     def _tick(self):
         while not self.stop.wait(0.5):
@@ -48,6 +45,10 @@ class Progress:
             if not self.live:
                 self._line(f"{self.technique}: {detail}")
 
+    def lane_sink(self):
+        """A Progress-like sink for the lane's builders: their steps show on the status line only."""
+        return LaneSink(self)
+
     def note(self, msg):
         with self.lock:
             self._line(msg)
@@ -63,3 +64,15 @@ class Progress:
             with self.lock:
                 self.stream.write("\r\033[K")
                 self.stream.flush()
+
+
+class LaneSink:
+    def __init__(self, progress):
+        self.progress = progress
+
+    def update(self, detail):
+        with self.progress.lock:
+            self.progress.lane = detail
+
+    def note(self, msg):
+        self.progress.note(f"lane: {msg}")

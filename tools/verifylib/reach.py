@@ -14,11 +14,14 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
+import tempfile
+import time
 from html import escape
 
 from . import steps
-from .techniques import corpus_files, run_logged
+from .techniques import corpus_files
 
 # The buckets the issue asks every search technique to reach.
 WANTED = ["map data > 4 GiB (created)", "value_size x max_entries near 2^32 (created)",
@@ -129,15 +132,29 @@ def bare_name(name):
     return name.split("(")[0].rsplit("::", 1)[-1].strip()
 
 
-def _gcovr(root, build, out):
-    """Line/branch summary and per-function counts of src/kernel from the .gcda files in `build`."""
+def _gcovr(root, build, out, seconds=None):
+    """Line/branch summary and per-function counts of src/kernel from the .gcda files in `build`
+    (None when gcovr fails or takes longer than `seconds`)."""
     # only the port's objects (the two widths' libraries): gcov over every
     # .gcda of the build took minutes per technique
     dirs = sorted(glob.glob(os.path.join(build, "CMakeFiles", "fl_kernel*.dir"))) or [build]
-    r = subprocess.run(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j", "2",
-                        "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out] + dirs,
-                       capture_output=True, text=True)
-    if r.returncode or not os.path.exists(out):
+    # when the time is up gcovr's whole group (gcov's processes too) is stopped, and the
+    # NAME##HASH.gcov files its gcov runs were writing (in --root and the build folder) removed
+    started = time.time()
+    with tempfile.TemporaryDirectory() as work:
+        p = subprocess.Popen(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j",
+                              "2", "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out] + dirs,
+                             cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            rc = p.wait(timeout=max(1.0, seconds) if seconds is not None else None)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            for left in [f for d in (root, build) for f in glob.glob(os.path.join(glob.escape(d), "*##*.gcov"))]:
+                if os.path.getmtime(left) >= started - 1:
+                    os.remove(left)
+            return None
+    if rc or not os.path.exists(out):
         return None
     with open(out) as f:
         data = json.load(f)
@@ -164,38 +181,69 @@ def build_coverage(run):
     return steps.build_preset(run.root, "coverage", ["faultline-cli"], run.progress.update)
 
 
-def run_reach(run, results, seconds):
-    """Reach (and coverage, when build/coverage exists) per technique; adds
-    meta sections via the returned dict."""
+def reach_one(run, tech, arg_lists, seconds):
+    """One technique's reach (its inputs replayed on the port) and, when
+    build/coverage exists, its coverage: (reach, coverage or None), inside
+    `seconds` (a replay or gcovr the time cuts short counts nothing; the
+    replays are quick, gcovr is most of it). Techniques take turns: the
+    coverage build's .gcda files hold one technique at a time."""
+    deadline = time.monotonic() + seconds
     cli = run.tool("build", "default", "faultline-cli")
     cov_cli = run.tool("build", "coverage", "faultline-cli")
     cov_build = run.tool("build", "coverage")
     have_cov = os.access(cov_cli, os.X_OK) and shutil.which("gcovr")
-    reach, coverage = {}, {}
-    for tech, arg_lists in inputs(run, results).items():
-        total = {}
-        for i, args in enumerate(arg_lists):
-            rc, text, _ = run_logged(run, f"reach-{tech}-{i}", [cli, "reach"] + args, seconds)
-            try:
-                _merge(total, json.loads(text))
-            except ValueError:
-                continue
-        reach[tech] = total
-        if not have_cov:
+    keep = GCOVR_SECONDS if have_cov else 0.0  # kept for gcovr while replaying
+    total = {}
+    for i, args in enumerate(arg_lists):
+        text = _replay(run, f"reach-{tech}-{i}", [cli, "reach"] + args, deadline - time.monotonic() - keep)
+        try:
+            _merge(total, json.loads(text))
+        except ValueError:
             continue
-        for gcda in glob.glob(os.path.join(cov_build, "**", "*.gcda"), recursive=True):
-            os.remove(gcda)
-        # every technique's inputs replayed the same way (props: the cases
-        # it generated, FL_PROPS_DUMP_DIR), so the rows compare
-        for i, args in enumerate(arg_lists):
-            run_logged(run, f"coverage-{tech}-{i}", [cov_cli, "reach"] + args, seconds)
-        c = _gcovr(run.root, cov_build, run.out("reach", f"coverage-{tech}.json"))
+    if not have_cov:
+        return total, None
+    for gcda in glob.glob(os.path.join(cov_build, "**", "*.gcda"), recursive=True):
+        os.remove(gcda)
+    # every technique's inputs replayed the same way (props: the cases
+    # it generated, FL_PROPS_DUMP_DIR), so the rows compare
+    for i, args in enumerate(arg_lists):
+        _replay(run, f"coverage-{tech}-{i}", [cov_cli, "reach"] + args, deadline - time.monotonic() - keep)
+    return total, _gcovr(run.root, cov_build, run.out("reach", f"coverage-{tech}.json"), deadline - time.monotonic())
+
+
+GCOVR_SECONDS = 20.0  # gcovr over the port's objects (-j 2) took about 20 s here under load; the replays 3 s
+
+
+def _replay(run, name, argv, seconds):
+    """faultline-cli reach's JSON, or '' when it did not finish in `seconds` (it prints at the end)."""
+    with open(run.out("logs", f"{name}.log"), "w") as log:
+        try:
+            r = subprocess.run(argv, cwd=run.root, stdout=subprocess.PIPE, stderr=log, text=True,
+                               timeout=max(1.0, seconds))
+        except subprocess.TimeoutExpired:
+            log.write(f"[verify] stopped after {seconds:.0f} s\n")
+            return ""
+        log.write(r.stdout)
+    return r.stdout
+
+
+def run_reach(run, results, seconds):
+    """Reach and coverage of every technique that ran, one after another, each in its part of `seconds`."""
+    todo = inputs(run, results)
+    reach, coverage = {}, {}
+    t0 = time.monotonic()
+    for i, (tech, arg_lists) in enumerate(todo.items()):
+        reach[tech], c = reach_one(run, tech, arg_lists, (seconds - (time.monotonic() - t0)) / (len(todo) - i))
         if c:
             coverage[tech] = c
+    write_json(run, reach, coverage)
+    return reach, coverage
+
+
+def write_json(run, reach, coverage):
     with open(run.out("reach", "reach.json"), "w") as f:
         json.dump({"reach": reach, "coverage": {t: {k: v for k, v in c.items() if k != "functions"}
                                                 for t, c in coverage.items()}}, f, indent=1)
-    return reach, coverage
 
 
 def _pct(pair):

@@ -38,6 +38,27 @@ def seen_differences(diffs):
             yield kind, text, cells
 
 
+def timing_text(meta):
+    """'took 640 s: techniques 598 s of the budget, 12 s waiting for builds, reach 25 s after them (share 30 s)'."""
+    reach = meta.get("reach", {})
+    return (f"took {meta['elapsed']:.0f} s: techniques {meta.get('techniques', 0):.0f} s of the budget, "
+            f"{meta.get('waited', 0):.0f} s waiting for builds"
+            + (f", reach {reach['used']:.0f} s after them (share {reach['share']:.0f} s)" if reach.get("share") else ""))
+
+
+def schedule_md(meta):
+    """When each technique ran (and whether with its fallback) and what the lane built beside them."""
+    if not meta.get("order"):
+        return []
+    lines = ["", "## Schedule", "", "| technique | started (s) | ended (s) | share (s) | ran with |", "|---|---|---|---|---|"]
+    lines += [f"| {name} | {start:.0f} | {end:.0f} | {share:.0f} | {'without a build it prefers' if fallback else 'every build it wants'} |"
+              for name, start, end, share, fallback in meta["order"]]
+    lines += ["", "The lane (one job at a time, niced, beside the techniques):", ""]
+    lines += [f"- {name}: {state}{'' if ok or state != 'done' else ' (FAILED)'}, {took:.0f} s{': ' + what if what else ''}"
+              for name, state, ok, took, what in meta.get("lane", [])]
+    return lines
+
+
 def verdict_rows(verdicts, expected):
     """(cell, patch, arch, door, verdict, expected verdict if it differs else '')."""
     for cell in CELLS:
@@ -49,8 +70,7 @@ def verdict_rows(verdicts, expected):
 
 def write_summary_md(path, meta, verdicts, expected, results):
     lines = [f"# faultline verify — {meta['date']}", "",
-             f"commit `{meta['commit']}`, budget {meta['budget']:.0f} s, took {meta['elapsed']:.0f} s "
-             f"(+ {meta.get('setup', 0):.0f} s setup), "
+             f"commit `{meta['commit']}`, budget {meta['budget']:.0f} s, {timing_text(meta)}, "
              f"seed {meta['seed']}. **{meta['outcome']}**", "",
              "| level | width | door | verdict | vs pre | found by (fastest first) | smallest counterexample | "
              "assumption | expected |", "|---|---|---|---|---|---|---|---|---|"]
@@ -63,6 +83,7 @@ def write_summary_md(path, meta, verdicts, expected, results):
     lines += ["", "## Techniques", "", "| technique | status | seconds | budget | notes |", "|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r.technique} | {r.status} | {r.seconds:.0f} | {r.budget_text()} | {r.reason} |")
+    lines += schedule_md(meta)
     diffs = meta.get("differences", {})
     if diffs:
         lines += ["", "## Observable eager-vs-lazy differences (documented)", ""]
@@ -101,7 +122,7 @@ def write_index_html(path, meta, verdicts, expected, results, plots):
     report_dir = os.path.dirname(path)
     h = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>faultline verify</title><style>{CSS}</style>"
          f"</head><body><h1>faultline verify</h1><p>{escape(meta['date'])} · commit <code>{escape(meta['commit'])}"
-         f"</code> · budget {meta['budget']:.0f} s · took {meta['elapsed']:.0f} s (+ {meta.get('setup', 0):.0f} s setup) · seed {meta['seed']} · "
+         f"</code> · budget {meta['budget']:.0f} s · {escape(timing_text(meta))} · seed {meta['seed']} · "
          f"<b id='outcome'>{escape(meta['outcome'])}</b></p>",
          "<h2>Verdicts: level × width × front door</h2>",
          "<table id='overview'><tr><th>level</th>" +

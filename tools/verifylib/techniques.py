@@ -24,7 +24,7 @@ class Run:
     seed: int
     progress: object
     quick: bool = False
-    cmplog: object = None  # verify's background CmpLog build (background.BackgroundBuild), if started
+    cmplog: object = None  # verify's CmpLog build (verify.Cmplog: finish() -> (built, what)), if queued
 
     def tool(self, *parts):
         return os.path.join(self.root, *parts)

@@ -32,7 +32,7 @@ bool Execution::resolve(const Addr &a, uint64_t *out) const
 	return labels_.resolve(a, machine_->config().page_shift, out);
 }
 
-Event Execution::run(const Op &op)
+Event Execution::run(const Op &op, size_t index)
 {
 	Machine &m = *machine_;
 	unsigned shift = m.config().page_shift;
@@ -40,8 +40,18 @@ Event Execution::run(const Op &op)
 	uint64_t addr = 0, at = 0;
 
 	ev.info = labels_.prepare(program_, op, m.process_alive(op.proc), shift, &addr, &at);
+	if (index < pins_.size() && pins_[index].set && (ev.info.empty() || ev.info.rfind("skipped: label ", 0) == 0)) {
+		ev.info.clear();
+		addr = pins_[index].addr;
+		at = pins_[index].at;
+	}
 	if (!ev.info.empty())
 		return ev;
+	if (index != SIZE_MAX) {
+		if (used_.size() <= index)
+			used_.resize(program_.ops.size());
+		used_[index] = {addr, at, true};
+	}
 
 	auto bind = [&](int label, int64_t ret) {
 		labels_.bind(label, ret);

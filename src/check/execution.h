@@ -3,7 +3,9 @@
 // invariants checked after every op.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "check/contents.h"
 #include "check/trace.h"
@@ -38,11 +40,21 @@ public:
 	// op's work without recording it (several run at once, on fibers), and
 	// record an op's event and the violation seen for it, in op order (the
 	// contents shadow forgets what a concurrent op wrote: ContentsShadow::concurrent).
-	Event run_op(size_t index) { return run(program_.ops[index]); }
+	Event run_op(size_t index) { return run(program_.ops[index], index); }
 	void record(Event, Violation);
+	// The addresses an op ran with: its labels as they were when it began.
+	// A concurrent op's address is fixed when it begins, before the ops
+	// racing it return and rebind its labels; the linearizability
+	// candidates run it with the addresses it used (pin_addresses).
+	struct OpAddresses {
+		uint64_t addr = 0, at = 0;
+		bool set = false;
+	};
+	const std::vector<OpAddresses> &used_addresses() const { return used_; }
+	void pin_addresses(std::vector<OpAddresses> pins) { pins_ = std::move(pins); }
 
 private:
-	Event run(const Op &);
+	Event run(const Op &, size_t index = SIZE_MAX);
 
 	const Program &program_;
 	std::unique_ptr<Machine> owned_;  // when the Execution made its machine
@@ -53,6 +65,7 @@ private:
 	ContentsShadow contents_;
 	Violation violation_;
 	size_t violation_op_ = 0;
+	std::vector<OpAddresses> used_, pins_;  // by op index (run_op)
 };
 
 }  // namespace fl

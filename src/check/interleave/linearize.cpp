@@ -24,9 +24,16 @@ namespace {
 class Spec {
 public:
 	Spec(const Program &p, const Config &cfg, const std::vector<Group> &groups, const Trace &seen,
-	     const std::vector<size_t> &completion, uint64_t cap)
+	     const std::vector<size_t> &completion, uint64_t cap, const std::vector<Execution::OpAddresses> &used)
 		: p_(p), cfg_(cfg), groups_(groups), seen_(seen), completion_(completion), cap_(cap), q_(p)
 	{
+		// A group op runs with the addresses it used (Execution::OpAddresses):
+		// its labels were read when it began, maybe before an op racing it
+		// rebound them (an mremap's as=), which no candidate order redoes.
+		used_.resize(p.ops.size());
+		for (const Group &g : groups)
+			for (size_t i = g.begin; i < g.end && i < used.size(); i++)
+				used_[i] = used[i];
 		q_.schedule.clear();
 		q_.expects.clear();
 		relaxed_.resize(p.ops.size());
@@ -109,6 +116,10 @@ private:
 		}
 		replays_++;
 		Execution e(q_, cfg_);
+		std::vector<Execution::OpAddresses> pins(q_.ops.size());
+		for (size_t i = 0; i < pins.size(); i++)
+			pins[i] = used_[slot_.count(i) ? slot_.at(i) : i];
+		e.pin_addresses(std::move(pins));
 		// Everything before the group is the chosen past: deterministic,
 		// already compared, and run as it was chosen: a relaxed (busy)
 		// freeze of an earlier group had no effect there, so none here.
@@ -253,6 +264,7 @@ private:
 	Program q_;
 	std::map<size_t, size_t> slot_;  // q_'s op index -> the program op it holds now
 	std::vector<bool> relaxed_;      // per program op: no effect, no result to match (busy_freeze, unbound_beside_its_mapping)
+	std::vector<Execution::OpAddresses> used_;  // per program op: a group op's addresses, as it ran
 	std::vector<bool> rss_free_;     // per program op: smaps compared without Rss (rss_beside_failed_access)
 	std::vector<size_t> closest_order_;
 	size_t closest_at_ = 0, closest_op_ = 0;
@@ -265,12 +277,13 @@ private:
 }  // namespace
 
 LinearizeResult check_linearizable(const Program &p, const Config &cfg, const std::vector<Group> &groups,
-				   const Trace &trace, const std::vector<size_t> &completion, uint64_t cap)
+				   const Trace &trace, const std::vector<size_t> &completion, uint64_t cap,
+				   const std::vector<Execution::OpAddresses> &used)
 {
 	LinearizeResult out;
 	if (groups.empty() || trace.events.size() != p.ops.size())
 		return out;  // no group, or the run stopped early (another finding)
-	Spec spec(p, cfg, groups, trace, completion, cap);
+	Spec spec(p, cfg, groups, trace, completion, cap, used);
 	const OrderResult r = spec.search(0);
 	out.replays = spec.replays();
 	if (r.kind == OrderResult::linearizable)
@@ -290,7 +303,7 @@ LinearizeResult check_linearizable(const Program &p, const Config &cfg, const Gr
 {
 	if (g.empty())
 		return {};
-	return check_linearizable(p, cfg, std::vector<Group>{g}, trace, completion, cap);
+	return check_linearizable(p, cfg, std::vector<Group>{g}, trace, completion, cap, {});
 }
 
 }  // namespace fl::interleave

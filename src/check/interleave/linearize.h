@@ -13,13 +13,15 @@
 // or a sequential op between them) the whole history is checked: one order
 // per group, each group's replayed from the state the chosen orders before
 // it left, with the ops between groups compared too. Traces name no addresses
-// (mappings are labels), so where mmap put a mapping never differs.
+// (mappings are labels), so where mmap put a mapping never differs; a group
+// op runs with the addresses it used (its labels as they were when it began).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "check/execution.h"
 #include "check/interleave/schedule_run.h"
 
 namespace fl::interleave {
@@ -36,8 +38,10 @@ inline constexpr uint64_t kLinearizeCap = 5000;
 // `trace`: the run's complete trace; `completion`: the groups' ops (as
 // program op indices) in the order they returned. `cap` bounds the replays
 // over all groups.
+// `used`: the addresses each op ran with (Execution::used_addresses), for the group ops' candidates.
 LinearizeResult check_linearizable(const Program &, const Config &, const std::vector<Group> &, const Trace &trace,
-				   const std::vector<size_t> &completion, uint64_t cap = kLinearizeCap);
+				   const std::vector<size_t> &completion, uint64_t cap = kLinearizeCap,
+				   const std::vector<Execution::OpAddresses> &used = {});
 // One group.
 LinearizeResult check_linearizable(const Program &, const Config &, const Group &, const Trace &trace,
 				   const std::vector<size_t> &completion, uint64_t cap = kLinearizeCap);

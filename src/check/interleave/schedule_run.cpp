@@ -119,7 +119,8 @@ public:
 			out.violation_op = e_.violation_op();
 		}
 		if (!out.violation && !g_.empty() && out.sched.outcome == sched::Outcome::done && checks_.linearize) {
-			LinearizeResult l = check_linearizable(p_, cfg_, groups_, out.trace, completion_);
+			LinearizeResult l =
+				check_linearizable(p_, cfg_, groups_, out.trace, completion_, kLinearizeCap, e_.used_addresses());
 			note(out, std::move(l.violation), l.op);
 			out.linearize_note = std::move(l.note);
 			out.linearize_replays = l.replays;

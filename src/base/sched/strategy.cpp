@@ -61,9 +61,13 @@ bool Forced::fail(const Decision &d)
 	return answer(d, false, {}) == 1;
 }
 
+// A handler the earlier run had pending at this question: after a departure
+// the same question number may come where it is not (a search's branch that
+// no longer applies, not a divergence of the program), so it is not run.
 int Forced::nmi(const Decision &d, const std::vector<int> &pending)
 {
-	return answer(d, true, pending);
+	const int h = answer(d, true, pending);
+	return std::find(pending.begin(), pending.end(), h) != pending.end() ? h : -1;
 }
 
 void ByteSchedule::begin(int ntasks)

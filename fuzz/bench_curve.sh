@@ -8,7 +8,7 @@
 # libFuzzer prints is stamped with the campaign's wall clock; the report is
 # exec/s over minute 1 (the samples between 45 s and 75 s) and over the last
 # window (from the last sample before SECONDS - WINDOW to the end), the
-# findings and the corpus size. With -o FILE the stamped samples are kept
+# findings (kept in CORPUS.findings/, to replay) and the corpus size. With -o FILE the stamped samples are kept
 # ("seconds total_execs" per line).
 #
 #   fuzz/bench_curve.sh [-o FILE] [-w WINDOW] SECONDS DIR TARGET CORPUS [CPU]
@@ -32,7 +32,7 @@ seeds=()
 [ -d "$SRC_DIR/corpora/$seeds_kind/seeds" ] && seeds=("$SRC_DIR/corpora/$seeds_kind/seeds")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$corpus"
+mkdir -p "$corpus" "$corpus.findings"
 samples=${out:-$work/samples}
 : >"$samples"
 start=$EPOCHREALTIME base=0 findings=0 load=$(cut -d' ' -f1 /proc/loadavg)
@@ -49,7 +49,7 @@ while :; do
 		esac
 	done < <(taskset -c "$cpu" "$dir/$t" -dict="$SRC_DIR/fuzz/$kind.dict" -max_len=256 -timeout=10 \
 		-entropic_feature_frequency_threshold=16 -max_total_time="$left" -print_final_stats=1 \
-		-artifact_prefix="$work/" "$corpus" "${seeds[@]}" 2>&1 || true)
+		-artifact_prefix="$corpus.findings/" "$corpus" "${seeds[@]}" 2>&1 || true)
 	[ "$last" -gt 0 ] || { echo "$0: $t ran no input (see: $dir/$t -runs=1 $corpus)" >&2; exit 1; }
 	base=$((base + last))
 	echo "$(elapsed) $base" >>"$samples"

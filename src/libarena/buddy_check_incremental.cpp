@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "libarena/buddy_check_incremental.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -28,10 +29,17 @@ IncrementalBuddyCheck::~IncrementalBuddyCheck() { arena_.watch(nullptr); }
 
 void IncrementalBuddyCheck::written(u64 lo, u64 hi)
 {
-	// Stores come in runs on one chunk: the set is asked once per run.
+	// A range over many chunks (buddy_destroy frees the whole reserved
+	// region, gigabytes) makes every chunk dirty, not a list of thousands.
+	if (hi - lo > kManyChunks * BUDDY_CHUNK_BYTES) {
+		all_dirty_ = true;
+		return;
+	}
+	// Stores come in runs on one chunk: the list is asked once per run.
 	for (u64 c = lo & ~BUDDY_CHUNK_OFFSET_MASK; c < hi; c += BUDDY_CHUNK_BYTES)
 		if (c != last_dirty_) {
-			dirty_.insert(c);
+			if (std::find(dirty_.begin(), dirty_.end(), c) == dirty_.end())
+				dirty_.push_back(c);
 			last_dirty_ = c;
 		}
 }
@@ -64,7 +72,7 @@ std::string IncrementalBuddyCheck::incremental(buddy_ctx *b, Shadow *shadow)
 	for (u64 c : layout.chunks) {
 		const HeldObjects &held = layout.held[c];  // (an empty entry for a chunk with none)
 		const auto p = passed_.find(c);
-		if (p == passed_.end() || p->second != held || dirty_.count(c)) {
+		if (p == passed_.end() || p->second != held || all_dirty_ || std::find(dirty_.begin(), dirty_.end(), c) != dirty_.end()) {
 			rechecked_++;
 			if (std::string bad = check_chunk(b, c, held); !bad.empty())
 				return bad;  // dirty_ and passed_ stay: the next check starts over here
@@ -73,6 +81,7 @@ std::string IncrementalBuddyCheck::incremental(buddy_ctx *b, Shadow *shadow)
 	// Every chunk passed. One no longer on the list is forgotten: if it comes back, it is new.
 	passed_ = std::move(layout.held);
 	dirty_.clear();
+	all_dirty_ = false;
 	last_dirty_ = 1;
 	return "";
 }

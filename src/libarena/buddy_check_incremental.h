@@ -42,7 +42,9 @@ private:
 
 	Arena &arena_;
 	BuddyCheckMode mode_;
-	std::set<u64> dirty_;  // chunks written since the last check
+	std::vector<u64> dirty_;  // chunks written since the last check (a few: a list, kept allocated)
+	bool all_dirty_ = false;  // a write spanned more than kManyChunks chunks
+	static constexpr u64 kManyChunks = 8;
 	u64 last_dirty_ = 1;   // the chunk written last (an unaligned value: none)
 	std::map<u64, HeldObjects> passed_;  // chunk -> its held objects when it last passed
 	size_t rechecked_ = 0;

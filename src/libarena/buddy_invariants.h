@@ -13,13 +13,23 @@
 
 namespace fl::libarena {
 
+// (series) what the allocator's caches hold, read by check_caches(): per-CPU
+// LIFOs, transfer caches, the deferred list, as (address, order) in address
+// order. A vector kept between reads, not a map: it is refilled at every
+// scheduling point.
+struct CachedObjects {
+	std::vector<std::pair<u64, u64>> objects;
+	bool count(u64 addr) const;
+	bool empty() const { return objects.empty(); }
+	size_t size() const { return objects.size(); }
+	auto begin() const { return objects.begin(); }
+	auto end() const { return objects.end(); }
+};
+
 // What the callers hold: live objects (address -> order).
 struct Shadow {
 	std::map<u64, u64> live;
-	// (series) what the allocator's caches hold, read by check_caches():
-	// per-CPU LIFOs, transfer caches, the deferred list (address -> order).
-	// For I1-I7 a cached object is allocated.
-	std::map<u64, u64> cached;
+	CachedObjects cached;  // for I1-I7 a cached object is allocated
 	u64 last_vaddr = 0;  // I11: vaddr only grows (until destroy)
 };
 
@@ -32,7 +42,7 @@ struct Shadow {
 std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_CPUS]);
 // The same against `live`, into *cached: the checks at every named point and
 // scheduling decision read the runner's live objects without copying them.
-std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, std::map<u64, u64> *cached,
+std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObjects *cached,
 			 const bool busy[BUDDY_NR_CPUS]);
 
 // The first invariant that does not hold ("I5: ..."), or "" when all do.

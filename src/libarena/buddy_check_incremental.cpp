@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "libarena/buddy_check_incremental.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -38,7 +37,7 @@ void IncrementalBuddyCheck::written(u64 lo, u64 hi)
 	// Stores come in runs on one chunk: the list is asked once per run.
 	for (u64 c = lo & ~BUDDY_CHUNK_OFFSET_MASK; c < hi; c += BUDDY_CHUNK_BYTES)
 		if (c != last_dirty_) {
-			if (std::find(dirty_.begin(), dirty_.end(), c) == dirty_.end())
+			if (!dirty(c))
 				dirty_.push_back(c);
 			last_dirty_ = c;
 		}
@@ -72,7 +71,7 @@ std::string IncrementalBuddyCheck::incremental(buddy_ctx *b, Shadow *shadow)
 	for (u64 c : layout.chunks) {
 		const HeldObjects &held = layout.held[c];  // (an empty entry for a chunk with none)
 		const auto p = passed_.find(c);
-		if (p == passed_.end() || p->second != held || all_dirty_ || std::find(dirty_.begin(), dirty_.end(), c) != dirty_.end()) {
+		if (p == passed_.end() || p->second != held || all_dirty_ || dirty(c)) {
 			rechecked_++;
 			if (std::string bad = check_chunk(b, c, held); !bad.empty())
 				return bad;  // dirty_ and passed_ stay: the next check starts over here

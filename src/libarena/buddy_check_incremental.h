@@ -12,8 +12,8 @@
 // ("checker: ..."), which ctest libarena.incremental runs the corpus under.
 #pragma once
 
+#include <algorithm>
 #include <map>
-#include <set>
 #include <string>
 
 #include "libarena/buddy_invariants.h"
@@ -39,6 +39,7 @@ public:
 private:
 	void written(u64 lo, u64 hi) override;
 	std::string incremental(buddy_ctx *b, Shadow *shadow);
+	bool dirty(u64 c) const { return std::find(dirty_.begin(), dirty_.end(), c) != dirty_.end(); }
 
 	Arena &arena_;
 	BuddyCheckMode mode_;

@@ -2,7 +2,6 @@
 #include "libarena/buddy_invariants.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <set>
 
@@ -108,12 +107,7 @@ std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObj
 	// This runs at every scheduling point: the caches are read in one
 	// go (a missing page reads as zeros, as load32's), and a message is
 	// written only for a violation.
-	std::array<u8, SIZEOF_BUDDY_SERIES - BUDDY_CACHES> caches{};
-	(void)a.machine().arena_kernel_read(b->buddy + BUDDY_CACHES, caches.data(), u32(caches.size()));
-	auto field = [&]<typename T>(T v, u64 at) {
-		std::memcpy(&v, &caches[at - BUDDY_CACHES], sizeof v);
-		return v;
-	};
+	const ArenaBytes<SIZEOF_BUDDY_SERIES - BUDDY_CACHES> caches(a, buddy_cache_of(b, 0));
 	// Where an object is held: CPU * 8 + order (a LIFO), 32 + order (a
 	// transfer cache), 40 (the deferred list).
 	constexpr u64 kXfer = BUDDY_NR_CPUS * BUDDY_CACHE_ORDERS, kDeferred = kXfer + BUDDY_CACHE_ORDERS;
@@ -144,25 +138,25 @@ std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObj
 		return "";
 	};
 	for (int cpu = 0; cpu < BUDDY_NR_CPUS; cpu++) {
-		const u64 cache = BUDDY_CACHES + u64(cpu) * SIZEOF_BUDDY_CACHE;  // offsets in the buddy
-		if (field(u32(), cache + CACHE_ACTIVE)) {
+		const u64 cache = buddy_cache_of(b, cpu);
+		if (caches.get<u32>(cache + CACHE_ACTIVE)) {
 			if (!busy[cpu])
 				return "I10: CPU " + std::to_string(cpu) + "'s cache guard is set between its ops";
 			continue;  // mid-update: its LIFOs are the CPU's own business
 		}
 		for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
 			const u64 site = u64(cpu) * BUDDY_CACHE_ORDERS + o;
-			const u32 nr = field(u32(), cache_nr_at(cache, o));
+			const u32 nr = caches.get<u32>(cache_nr_at(cache, o));
 			if (nr > BUDDY_CACHE_CAP)
 				return "I8: " + where(site) + " holds " + std::to_string(nr) + " > " + std::to_string(BUDDY_CACHE_CAP);
 			for (u64 i = 0; i < nr; i++)
-				if (std::string v = hold(field(u64(), cache_obj_at(cache, o, i)), o, site); !v.empty())
+				if (std::string v = hold(caches.get<u64>(cache_obj_at(cache, o, i)), o, site); !v.empty())
 					return v;
 		}
 	}
 	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
-		const u64 at = BUDDY_XFERS + o * SIZEOF_BUDDY_XFER;
-		const u32 owner = field(u32(), at + XFER_LOCK), count = field(u32(), at + XFER_COUNT);
+		const u64 xfer = buddy_xfer_of(b, o);
+		const u32 owner = caches.get<u32>(xfer + XFER_LOCK), count = caches.get<u32>(xfer + XFER_COUNT);
 		if (owner) {
 			if (owner > u32(BUDDY_NR_CPUS) || !busy[owner - 1])
 				return "I10: the order-" + std::to_string(o) + " transfer lock is held by CPU " +
@@ -172,7 +166,7 @@ std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObj
 		if (count > BUDDY_XFER_CAP)
 			return "I8: " + where(kXfer + o) + " holds " + std::to_string(count) + " > " + std::to_string(BUDDY_XFER_CAP);
 		for (u64 i = 0; i < count; i++)
-			if (std::string v = hold(field(u64(), at + XFER_OBJS + 8 * i), o, kXfer + o); !v.empty())
+			if (std::string v = hold(caches.get<u64>(xfer + XFER_OBJS + 8 * i), o, kXfer + o); !v.empty())
 				return v;
 	}
 	// the deferred list: pushes and the drain's take are atomic, so it is always whole

@@ -5,6 +5,8 @@
 // the way a debugger would and compares it with the shadow.
 #pragma once
 
+#include <array>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +14,26 @@
 #include "libarena/buddy.h"
 
 namespace fl::libarena {
+
+// N bytes of arena memory read at once (a missing page reads as zeros, as
+// Arena::load32's), their fields read by arena address: the checks that run
+// at every scheduling point read a structure in one go, not word by word.
+template <size_t N>
+class ArenaBytes {
+public:
+	ArenaBytes(Arena &a, u64 base) : base_(base) { (void)a.machine().arena_kernel_read(base, bytes_.data(), u32(N)); }
+	template <typename T>
+	T get(u64 addr) const
+	{
+		T v;
+		std::memcpy(&v, &bytes_[addr - base_], sizeof v);
+		return v;
+	}
+
+private:
+	u64 base_;
+	std::array<u8, N> bytes_{};
+};
 
 // (series) what the allocator's caches hold, read by check_caches(): per-CPU
 // LIFOs, transfer caches, the deferred list, as (address, order) in address

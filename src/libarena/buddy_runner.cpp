@@ -2,8 +2,6 @@
 #include "libarena/buddy_runner.h"
 
 #include <algorithm>
-#include <array>
-#include <cstring>
 #include <map>
 #include <optional>
 
@@ -341,9 +339,9 @@ bool Runner::check_deferred(size_t i, const char *where)
 // at every point.
 bool Runner::check(size_t i)
 {
-	sched::IgnoreAccesses checker;
 	if (pins_)
 		return true;
+	sched::IgnoreAccesses checker;
 	if (!quiescent()) {
 		const std::string bad = point_check();
 		return bad.empty() || fail(i, bad);
@@ -379,19 +377,14 @@ void Runner::poison_past_count()
 		return;
 	// Read in one go, and written only where a slot is not poison yet
 	// (this runs at every point).
-	std::array<u8, BUDDY_CACHE_ORDERS * SIZEOF_BUDDY_XFER> xfers{};
-	(void)arena_.machine().arena_kernel_read(buddy_xfer_of(&b_, 0), xfers.data(), u32(xfers.size()));
-	auto field = [&]<typename T>(T v, u64 at) {
-		std::memcpy(&v, &xfers[at], sizeof v);
-		return v;
-	};
+	const ArenaBytes<BUDDY_CACHE_ORDERS * SIZEOF_BUDDY_XFER> xfers(arena_, buddy_xfer_of(&b_, 0));
 	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
-		const u64 at = o * SIZEOF_BUDDY_XFER;
-		if (field(u32(), at + XFER_LOCK))
+		const u64 xfer = buddy_xfer_of(&b_, o);
+		if (xfers.get<u32>(xfer + XFER_LOCK))
 			continue;
-		for (u64 i = std::min<u64>(field(u32(), at + XFER_COUNT), BUDDY_XFER_CAP); i < BUDDY_XFER_CAP; i++)
-			if (field(u64(), at + XFER_OBJS + 8 * i) != kXferPoison)
-				arena_.store64(buddy_xfer_of(&b_, o) + XFER_OBJS + 8 * i, kXferPoison);
+		for (u64 i = std::min<u64>(xfers.get<u32>(xfer + XFER_COUNT), BUDDY_XFER_CAP); i < BUDDY_XFER_CAP; i++)
+			if (xfers.get<u64>(xfer + XFER_OBJS + 8 * i) != kXferPoison)
+				arena_.store64(xfer + XFER_OBJS + 8 * i, kXferPoison);
 	}
 }
 

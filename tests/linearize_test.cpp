@@ -4,6 +4,7 @@
 // its closest order, an untampered one passes, too many orders is a note.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "base/order_search.h"
@@ -75,6 +76,28 @@ TEST(OrderSearch, RunningOutOfReplaysIsUndecidedNotAPass)
 	r = search_orders(s, last_differs);
 	EXPECT_EQ(r.kind, OrderResult::not_linearizable);
 	EXPECT_EQ(r.replays, 6u);
+}
+
+TEST(OrderSearch, GroupsKeepEveryOpOfAGroupBeforeTheNext)
+{
+	// Two threads of two ops each, a join after each thread's first op:
+	// groups {0, 2} and {1, 3}, 2 x 2 = 4 orders of the 6 without it.
+	OrderSearch s;
+	s.threads = {{0, 1}, {2, 3}};
+	s.group = {0, 1, 0, 1};
+	EXPECT_EQ(count_search_orders(s, 5000), 4u);
+	std::vector<std::vector<size_t>> tried;
+	const OrderResult r = search_orders(s, [&](const std::vector<size_t> &o) {
+		tried.push_back(o);
+		return o.size() - 1;  // never a match: every order is tried
+	});
+	EXPECT_EQ(r.kind, OrderResult::not_linearizable);
+	EXPECT_EQ(r.orders, 4u);
+	ASSERT_EQ(tried.size(), 4u);
+	for (const std::vector<size_t> &o : tried) {
+		const auto pos = [&](size_t id) { return std::find(o.begin(), o.end(), id) - o.begin(); };
+		EXPECT_LT(std::max(pos(0), pos(2)), std::min(pos(1), pos(3)));
+	}
 }
 
 TEST(Linearize, ObservedRunPassesAndATamperedResultIsReported)

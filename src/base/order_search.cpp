@@ -28,6 +28,26 @@ uint64_t count_orders(const std::vector<std::vector<size_t>> &threads, uint64_t 
 	return total;
 }
 
+uint64_t count_search_orders(const OrderSearch &s, uint64_t cap)
+{
+	if (s.group.empty())
+		return count_orders(s.threads, cap);
+	size_t groups = 0;
+	for (size_t g : s.group)
+		groups = std::max(groups, g + 1);
+	const uint64_t limit = cap + 1;
+	uint64_t total = 1, m;
+	for (size_t g = 0; g < groups && total < limit; g++) {
+		std::vector<std::vector<size_t>> in(s.threads.size());
+		for (size_t t = 0; t < s.threads.size(); t++)
+			for (size_t id : s.threads[t])
+				if (s.group[id] == g)
+					in[t].push_back(id);
+		total = __builtin_mul_overflow(total, count_orders(in, cap), &m) || m > limit ? limit : m;
+	}
+	return total;
+}
+
 namespace {
 
 constexpr uint64_t kCountLimit = uint64_t(1) << 62;
@@ -42,7 +62,7 @@ public:
 
 	OrderResult run()
 	{
-		r_.orders = count_orders(s_.threads, kCountLimit);
+		r_.orders = count_search_orders(s_, kCountLimit);
 		const bool found = dfs(0);
 		r_.kind = found ? OrderResult::linearizable : out_ ? OrderResult::too_many : OrderResult::not_linearizable;
 		return r_;
@@ -50,6 +70,7 @@ public:
 
 private:
 	size_t rank(size_t id) const { return id < s_.rank.size() ? s_.rank[id] : id; }
+	size_t group(size_t id) const { return id < s_.group.size() ? s_.group[id] : 0; }
 
 	// True when a full order matched. Otherwise fail_ is the depth whose
 	// choice is dead: a caller deeper than that unwinds.
@@ -74,10 +95,15 @@ private:
 			fail_ = std::min(bad, n_ - 1);
 			return false;
 		}
-		// The threads with ops left, the one whose next op completed first first.
-		std::vector<size_t> ready;
+		// The threads with ops left in the earliest group that has any, the
+		// one whose next op completed first first.
+		size_t now = SIZE_MAX;
 		for (size_t t = 0; t < s_.threads.size(); t++)
 			if (next_[t] < s_.threads[t].size())
+				now = std::min(now, group(s_.threads[t][next_[t]]));
+		std::vector<size_t> ready;
+		for (size_t t = 0; t < s_.threads.size(); t++)
+			if (next_[t] < s_.threads[t].size() && group(s_.threads[t][next_[t]]) == now)
 				ready.push_back(t);
 		std::sort(ready.begin(), ready.end(), [&](size_t a, size_t b) {
 			return rank(s_.threads[a][next_[a]]) < rank(s_.threads[b][next_[b]]);

@@ -23,6 +23,10 @@ struct OrderSearch {
 	// rank[id]: where op id completed in the observed run (children are
 	// tried in rank order, so the first leaf is the completion order).
 	std::vector<size_t> rank;
+	// group[id]: the concurrent group op id belongs to (a join between two
+	// groups: every op of a group comes before any op of the next). Empty:
+	// one group. Along each thread the groups do not decrease.
+	std::vector<size_t> group;
 	// Orders replayed at most (the pruned ones are not counted): undecided
 	// after that many is too_many, not checked, never a pass.
 	uint64_t cap = 5000;
@@ -47,6 +51,8 @@ using OrderReplay = std::function<size_t(const std::vector<size_t> &order)>;
 
 // n! / (n_1! ... n_k!), saturated at `cap + 1`.
 uint64_t count_orders(const std::vector<std::vector<size_t>> &threads, uint64_t cap);
+// The same for the orders a search tries: the product over its groups.
+uint64_t count_search_orders(const OrderSearch &, uint64_t cap);
 
 OrderResult search_orders(const OrderSearch &, const OrderReplay &);
 

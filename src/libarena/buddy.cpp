@@ -53,15 +53,18 @@ static void buddy_point(buddy_ctx *b, const sched::Label &label)
 
 // Not libarena: a fallible acquisition (Scheduler::fallible_point) at
 // `label`, where the harness's NMI may arrive first: true when the schedule
-// makes it fail (a record "at TN LABEL#K fail"). The harness is told at
-// `failed` (its shadow model must not expect the locked path's result).
-// Without a scheduler nothing fails.
+// makes it fail (a record "at TN LABEL#K fail"), or the harness's own
+// answer (buddy_faults::fails). The harness is told at `failed` (its shadow
+// model must not expect the locked path's result). Without either nothing fails.
 static bool buddy_fails(buddy_ctx *b, const sched::Label &label, const sched::Label &failed)
 {
 	buddy_note(b, label);
-	sched::Scheduler *s = sched::active();
-	if (!s || !s->fallible_point(label))
+	if (b->faults && b->faults->fails) {
+		if (!b->faults->fails(b->faults->point_arg, b))
+			return false;
+	} else if (sched::Scheduler *s = sched::active(); !s || !s->fallible_point(label)) {
 		return false;
+	}
 	buddy_note(b, failed);
 	return true;
 }
@@ -940,7 +943,14 @@ static void buddy_deferred_free_push(buddy_ctx *b, u64 first, u64 last)
 
 	for (i = 0; i < CAN_LOOP_BUDGET; i++) {
 		head = arena_read_once64(b, b->buddy + BUDDY_DEFERRED_FREE);
-		b->arena->store64(last, head);
+		{
+			/* not libarena: the link is published by the cmpxchg below
+			 * and read only by the drain that took the list with its own
+			 * cmpxchg (message passing, not a lock): declared for the
+			 * lockset checker, which cannot see that order */
+			sched::MarkedAccess published;
+			b->arena->store64(last, head);
+		}
 		if (arena_cmpxchg64(b, b->buddy + BUDDY_DEFERRED_FREE, head, first) == head)
 			return;
 	}
@@ -1063,8 +1073,10 @@ int buddy_free_bulk(buddy_ctx *b, const u64 *addrs, u64 naddrs)
 		for (i = 0; i < naddrs; i++) {
 			if (!addrs[i])
 				continue;
-			if (last)
+			if (last) {
+				sched::MarkedAccess published;  /* not libarena: as the push's link */
 				b->arena->store64(last, addrs[i]);
+			}
 			else
 				first = addrs[i];
 			last = addrs[i];

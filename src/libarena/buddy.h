@@ -106,6 +106,10 @@ struct buddy_faults {
 	// where the harness delivers an NMI.
 	void (*at_point)(void *arg, struct buddy_ctx *b, const sched::Label &) = nullptr;
 	void *point_arg = nullptr;
+	// When set, it answers the fallible acquisitions instead of the
+	// scheduler (buddy_fails): the linearizability candidates repeat the
+	// lock failures of the run they explain.
+	bool (*fails)(void *arg, struct buddy_ctx *b) = nullptr;
 };
 
 // One allocator as one context sees it: `buddy` is the arena address of its

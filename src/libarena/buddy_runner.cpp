@@ -28,6 +28,8 @@ public:
 		arena_.reserve_pages(arena_.base(), 8);     // arena_alloc_reserve
 		faults_.at_point = &Runner::at_point;
 		faults_.point_arg = this;
+		if (pins_)
+			faults_.fails = &Runner::pinned_fails;
 		for (int c = 0; c < BUDDY_NR_CPUS; c++) {
 			cpu_[c] = b_;
 			cpu_[c].cpu = c;
@@ -136,6 +138,7 @@ private:
 	}
 
 	static void at_point(void *self, buddy_ctx *b, const sched::Label &label);
+	static bool pinned_fails(void *self, buddy_ctx *b);
 
 	const BuddyProgram &p_;
 	const BuddyPins *pins_;
@@ -184,6 +187,14 @@ private:
 		return n;
 	}
 	u64 op_fails_[BUDDY_NR_CPUS] = {};  // fails_on(cpu) when its current op began
+	// Per CPU and NMI depth: the fallible acquisitions asked in the CPU's current op.
+	u32 questions_[BUDDY_NR_CPUS][kMaxNmiDepth + 1] = {};
+	BuddyVerdict::FailAt fail_at(int cpu) const
+	{
+		const int d = std::min(nmi_depth_[cpu], kMaxNmiDepth);
+		const size_t i = cur_op_[cpu];
+		return {pins_ && i < pins_->orig.size() ? pins_->orig[i] : i, d, questions_[cpu][d]};
+	}
 	// The shadow forgets a free whose lock failed: the object stays its caller's.
 	struct Freed {
 		u64 addr, order, ref;
@@ -396,6 +407,14 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 	if (!r->v_.ok)
 		return;
 	static const sched::Label &lock_failed = sched::label_named("buddy_lock:failed");
+	static const sched::Label &lock_asked = sched::label_named("buddy_lock:timeout");
+	static const sched::Label &xfer_asked = sched::label_named("buddy_xfer_trylock:try");
+	static const sched::Label &xfer_failed = sched::label_named("buddy_xfer_trylock:failed");
+	// (inside an op only: the harness's own buddy_init asks too)
+	if ((&label == &lock_asked || &label == &xfer_asked) && r->busy_[b->cpu])
+		r->questions_[b->cpu][std::min(r->nmi_depth_[b->cpu], kMaxNmiDepth)]++;
+	if ((&label == &lock_failed || &label == &xfer_failed) && !r->pins_ && r->busy_[b->cpu])
+		r->v_.fails.push_back(r->fail_at(b->cpu));
 	if (&label == &lock_failed) {
 		r->lock_fails_[b->cpu][std::min(r->nmi_depth_[b->cpu], kMaxNmiDepth)]++;
 		return;
@@ -418,6 +437,18 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 	const Armed n = *a;
 	a.reset();
 	r->fire(n, "at " + n.block.at);
+}
+
+// (a linearizability candidate) the acquisition just asked fails if it did
+// in the concurrent run: a failure is an event of the op's environment (a
+// holder or deadlock the Program does not model), which every order sees.
+bool Runner::pinned_fails(void *self, buddy_ctx *b)
+{
+	const Runner *r = static_cast<Runner *>(self);
+	if (!r->busy_[b->cpu])
+		return false;
+	const BuddyVerdict::FailAt at = r->fail_at(b->cpu);
+	return std::find(r->pins_->fails.begin(), r->pins_->fails.end(), at) != r->pins_->fails.end();
 }
 
 // An NMI's allocation never grows the arena: the series' rule, and
@@ -478,6 +509,15 @@ BuddyOp lowered(const BuddyOp &op)
 // alloc or bulk names), so that a handler armed now and run later names the
 // same objects in every run.
 size_t bulk_slots(const BuddyOp &bulk) { return bulk.norder <= 5 ? size_t(1) << bulk.norder : 0; }
+
+// The calls a handler block makes, nested blocks' included.
+size_t count_calls(const BuddyOp &block)
+{
+	size_t n = 0;
+	for (const BuddyOp &c : block.body)
+		n += c.kind == BuddyOp::nmi ? count_calls(c) : 1;
+	return n;
+}
 
 size_t count_slots(const BuddyOp &block)
 {
@@ -578,12 +618,20 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	result(a.op, "NMI");
 	size_t slot = a.slot;
 	bool ok = true;
+	const uint64_t switches = sched_ ? sched_->switches_so_far() : 0;
 	for (size_t k = 0; k < a.block.body.size() && ok && v_.ok; k++) {
 		v_.trace.push_back("  NMI on CPU " + std::to_string(c) + (k ? ", then" : " " + where) + ":");
 		ok = nmi_call(a.op, a.block.body[k], &n, slot);
 	}
 	busy_[c] = was_busy;
 	nmi_depth_[c]--;
+	// An NMI stops its own CPU only: another CPU that ran between the calls
+	// of a handler of several may have seen (and changed) the state between
+	// them, which no candidate shows, as each runs the whole handler at its
+	// point (found by the buddy-series fuzz target on correct code).
+	if (sched_ && sched_->switches_so_far() != switches && count_calls(a.block) > 1 &&
+	    v_.linearize_note.empty())
+		v_.linearize_note = "linearizability not checked: another CPU ran inside an NMI handler of several calls";
 	// Where an NMI lands, and what its calls find, follow from the locks
 	// that failed in its op before it or in it: events no candidate of the
 	// linearizability check repeats, so that check is off for this run.
@@ -886,6 +934,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	const u64 seq = armed_seq_[c];
 	busy_[c] = true;
 	cur_op_[c] = i;
+	std::fill(std::begin(questions_[c]), std::end(questions_[c]), 0u);
 	op_fails_[c] = fails_on(c);
 	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;

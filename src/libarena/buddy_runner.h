@@ -32,6 +32,16 @@ struct BuddyVerdict {
 	// Per op, the objects its pointers named (0: none), as (allocating op + 1) << 8 | k.
 	std::vector<std::vector<u64>> refs;
 	std::string linearize_note;  // "not checked: too many orders" when over the cap
+	// The acquisitions that failed (schedule events), each as the op on whose
+	// CPU it was asked (an NMI's: the op it interrupted), the NMI depth, and
+	// which question of that op at that depth it was (1-based).
+	struct FailAt {
+		size_t op;
+		int depth;
+		u32 question;
+		bool operator==(const FailAt &) const = default;
+	};
+	std::vector<FailAt> fails;
 };
 
 // A concurrent Program runs under its own schedule (Replay of p.schedule).
@@ -49,6 +59,7 @@ struct BuddyPins {
 	std::vector<size_t> orig;
 	std::vector<std::vector<u64>> refs;
 	std::vector<std::string> skipped;
+	std::vector<BuddyVerdict::FailAt> fails;  // by orig op: they fail here too
 };
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
 

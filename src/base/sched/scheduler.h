@@ -90,6 +90,9 @@ public:
 	void set_strategy(Strategy &s) { strategy_ = &s; }
 	Outcome outcome_so_far() const { return result_.outcome; }
 	const std::string &report_so_far() const { return result_.report; }
+	// Task switches so far in this run: a caller that saw the count change
+	// across a stretch of its own code knows another task ran inside it.
+	uint64_t switches_so_far() const { return result_.switches; }
 
 	// Adds a task; ids are 0, 1, ... in order. Tasks persist across run()s
 	// only in their lockdep state (the graph is per Scheduler).

@@ -2,8 +2,9 @@
 // The concurrent property of libarena's buddy allocator: RapidCheck draws a
 // list of numbers, generate_buddy_case (src/libarena/buddy_generate.h)
 // reads a concurrent Program (CPUs 0-3, NMIs between ops or at any named
-// point, stores, drains, every order) and its schedule (byte picks) from
-// it, and the Program runs once under that schedule with the explorer's
+// point, handler blocks of several calls and nested ones, joins, stores,
+// drains, every order) and its schedule (byte picks, lock failures, NMI
+// placements) from it, and the Program runs once under that schedule with the explorer's
 // checks (run_buddy_program: lockset, lockdep, the invariants at every
 // point, linearizability). Shrinking the list shrinks the Program and the
 // schedule together. Quiet on before, nmi_deferred and series; on
@@ -39,7 +40,7 @@ Ran run_case(const std::vector<u32> &choices, buddy_level level)
 {
 	ListedChoices c(choices);
 	BuddyCase k = generate_buddy_case(c, level);
-	sched::ByteSchedule s(k.picks);
+	sched::ByteSchedule s(k.picks, k.events);
 	Ran r{k.program, run_buddy_program(k.program, s)};
 	r.program.schedule = r.verdict.records;
 	return r;

@@ -822,15 +822,26 @@ int buddy_cache_drain_all(buddy_ctx *b)
 			if (err)
 				set_cache_nr(b, cache, o, nr);
 		}
+		/* The transfer cache under its lock, as its users take it (not
+		 * across the free: its slots past count are stale from the
+		 * moment the count drops, so a failed free writes them back) */
 		u64 xfer = buddy_xfer_of(b, o);
+		if (arena_spin_trylock_word(b, xfer + XFER_LOCK))
+			continue;  /* held by an NMI this drain interrupted: left as it is */
 		u32 count = xfer_count(b, xfer);
 		for (i = 0; i < count && i < BUDDY_XFER_CAP; i++)
 			objs[i] = b->arena->load64(xfer_obj(xfer, i));
 		set_xfer_count(b, xfer, 0);
+		arena_spin_untrylock_word(b, xfer + XFER_LOCK);
 		err = buddy_free_bulk(b, objs, i);
 		ret = ret ? ret : err;
-		if (err)
-			set_xfer_count(b, xfer, count);
+		if (err && !arena_spin_trylock_word(b, xfer + XFER_LOCK)) {
+			u32 n;
+			for (n = 0; n < i; n++)
+				b->arena->store64(xfer_obj(xfer, n), objs[n]);
+			set_xfer_count(b, xfer, u32(i));
+			arena_spin_untrylock_word(b, xfer + XFER_LOCK);
+		}
 	}
 
 	if (guarded) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "libarena/buddy_generate.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace fl::libarena {
@@ -35,7 +36,7 @@ std::string gen_point(BuddyChoices &c)
 // caches) while others spread them out. 0 is the plain choice: every kind
 // on, no palette, no home CPU.
 struct Features {
-	bool off[9] = {};          // op kinds left out (by table index; alloc and free never)
+	bool off[10] = {};         // op kinds left out (by table index; alloc and free never)
 	std::vector<u64> palette;  // sizes most allocs reuse
 	bool home = false;         // most ops on CPU 0
 };
@@ -58,6 +59,58 @@ u64 gen_alloc_size(BuddyChoices &c, const Features &f)
 	return gen_size(c);
 }
 
+// One of a handler's calls on `cpu`: what an NMI program may call (alloc,
+// free, bulk, free_bulk, a store through the mapping), or at depth 0 a
+// nested handler block (an NMI inside the NMI's call).
+BuddyOp gen_block(BuddyChoices &c, u8 cpu, const Features &f, int depth);
+
+BuddyOp gen_call(BuddyChoices &c, u8 cpu, const Features &f, int depth)
+{
+	BuddyOp call;
+	call.cpu = cpu;
+	switch (c.below(depth ? 8 : 9)) {
+	case 0: case 1: case 2:
+		call.kind = BuddyOp::alloc;
+		call.size = gen_alloc_size(c, f);
+		break;
+	case 3: case 4:
+		call.kind = BuddyOp::free;
+		call.target = gen_live(c);
+		break;
+	case 5:
+		call.kind = BuddyOp::bulk;
+		call.size = gen_alloc_size(c, f);
+		call.norder = c.below(3);
+		break;
+	case 6:
+		call.kind = BuddyOp::free_bulk;
+		for (u32 k = 1 + c.below(3); k--;)
+			call.targets.push_back(c.below(6) == 5 ? Target{} : gen_live(c));
+		break;
+	case 7:
+		call.kind = BuddyOp::store;
+		call.target = gen_live(c);
+		call.value = c.below(~0u);
+		break;
+	default:
+		return gen_block(c, cpu, f, depth + 1);
+	}
+	return call;
+}
+
+// A handler block: armed at a named point of its CPU's next op (or between
+// ops), 1-3 calls, nested one level deep.
+BuddyOp gen_block(BuddyChoices &c, u8 cpu, const Features &f, int depth)
+{
+	BuddyOp block;
+	block.kind = BuddyOp::nmi;
+	block.cpu = cpu;
+	block.at = gen_point(c);
+	for (u32 n = 1 + c.below(3); n--;)
+		block.body.push_back(gen_call(c, cpu, f, depth));
+	return block;
+}
+
 BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus, const Features &f)
 {
 	// weights; 0 (alloc) first: the simplest op
@@ -68,7 +121,7 @@ BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus, const Features &f)
 	const W table[] = {{BuddyOp::alloc, 5},	    {BuddyOp::free, 4},	     {BuddyOp::bulk, 1},
 			   {BuddyOp::free_bulk, 1}, {BuddyOp::nmi_free, 2},  {BuddyOp::nmi_alloc, 2},
 			   {BuddyOp::store, 1},	    {BuddyOp::drain, has_caches(level) ? 1u : 0u},
-			   {BuddyOp::reinit, 1}};
+			   {BuddyOp::reinit, 1},    {BuddyOp::nmi, 2}};
 	auto weight = [&](size_t k) { return k >= 2 && f.off[k] ? 0u : table[k].weight; };
 	u32 total = 0;
 	for (size_t k = 0; k < std::size(table); k++)
@@ -113,9 +166,10 @@ BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus, const Features &f)
 		op.target = gen_live(c);
 		op.value = c.below(~0u);
 		break;
+	case BuddyOp::nmi:
+		return gen_block(c, op.cpu, f, 0);
 	case BuddyOp::drain:
 	case BuddyOp::reinit:
-	case BuddyOp::nmi:  // not written yet: handler blocks with several calls
 		break;
 	}
 	return op;
@@ -136,10 +190,21 @@ BuddyCase generate_buddy_case(BuddyChoices &c, buddy_level level)
 		k.program.ops.push_back(gen_op(c, level, ncpus, f));
 	if (k.program.ops.empty())  // an empty list: the smallest case, one alloc
 		k.program.ops.push_back(BuddyOp{});
+	// joins: a quarter of the Programs run in two or three phases
+	for (u32 n = c.below(4) == 3 ? 1 + c.below(2) : 0; n-- && k.program.ops.size() > 1;) {
+		const size_t at = 1 + c.below(u32(k.program.ops.size() - 1));
+		auto &j = k.program.joins;
+		if (std::find(j.begin(), j.end(), at) == j.end())
+			j.insert(std::upper_bound(j.begin(), j.end(), at), at);
+	}
 	for (u32 n = c.below(9); n-- && !c.exhausted();) {
 		const uint32_t delta = c.below(32);
 		k.picks.emplace_back(delta, uint8_t(c.below(BUDDY_NR_CPUS)));
 	}
+	// schedule events: a fallible acquisition that fails, or where a pending
+	// NMI handler runs (ByteSchedule: question number -> answer)
+	for (u32 n = c.below(3); n-- && !c.exhausted();)
+		k.events[c.below(32)] = int(1 + c.below(4));
 	return k;
 }
 

@@ -10,9 +10,11 @@
 // allocs and bulk allocs whose sizes reach every order 0-15 (and now and
 // then an invalid one), frees of live objects (sometimes with an NMI free
 // at lock_held), free_bulk with NULLs, NMI frees and allocs on any CPU
-// between ops or at any point of kBuddyNmiPoints, user stores, drains (the
-// series levels), reinit; then a schedule as the fuzzers' byte picks
-// (sched::ByteSchedule). Each Program also draws its features (swarm
+// between ops or at any point of kBuddyNmiPoints, NMI handler blocks of
+// 1-3 calls (nested one level), user stores, drains (the series levels),
+// reinit, and in a quarter of the cases joins (two or three phases); then
+// a schedule as the fuzzers' byte picks and events (sched::ByteSchedule:
+// lock failures and where a pending handler runs). Each Program also draws its features (swarm
 // testing): op kinds left out, a palette of sizes most allocs reuse, and
 // whether most ops go to CPU 0, so that some Programs fill a LIFO past its
 // capacity and reach the transfer caches. Nothing in it is shaped for a
@@ -20,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -65,6 +68,7 @@ private:
 struct BuddyCase {
 	BuddyProgram program;  // concurrent, no schedule records yet
 	std::vector<std::pair<uint32_t, uint8_t>> picks;  // sched::ByteSchedule's (delta, target)
+	std::map<uint64_t, int> events;                   // and its events: lock failures, NMI placements
 };
 
 inline constexpr size_t kMaxGeneratedBuddyOps = 32;

@@ -5,6 +5,7 @@
 // same seed, and that a Program whose bounded search is exhausted is left.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "libarena/buddy_generate.h"
@@ -30,6 +31,7 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 	std::set<std::string> points;
 	std::set<int> cpus, kinds;
 	bool invalid = false;
+	size_t several = 0, nested = 0, joined = 0, events = 0;
 	for (uint64_t seed = 1; seed <= 500; seed++) {
 		SeededChoices a(seed), b(seed);
 		const BuddyCase x = generate_buddy_case(a, buddy_level::series);
@@ -48,12 +50,32 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 			}
 			if (op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi_alloc)
 				points.insert(op.at);
+			if (op.kind == BuddyOp::nmi) {
+				several += op.body.size() > 1;
+				nested += std::any_of(op.body.begin(), op.body.end(),
+						      [](const BuddyOp &c) { return c.kind == BuddyOp::nmi; });
+				for (const BuddyOp &call : op.body)
+					EXPECT_EQ(call.cpu, op.cpu);
+			}
 		}
+		joined += !x.program.joins.empty();
+		events += !x.events.empty();
+		// the text form carries what the Program says (the schedule is the run's)
+		std::string err;
+		const auto back = parse_buddy_program(format_buddy_program(x.program), &err);
+		ASSERT_TRUE(back) << err << "\n" << format_buddy_program(x.program);
+		EXPECT_EQ(back->ops, x.program.ops);
+		EXPECT_EQ(back->joins, x.program.joins);
 	}
+	// handler blocks of several calls, nested ones, joins and schedule events in a fair share
+	EXPECT_GT(several, 50u);
+	EXPECT_GT(nested, 20u);
+	EXPECT_GT(joined, 50u);
+	EXPECT_GT(events, 200u);
 	EXPECT_EQ(orders.size(), 16u);
 	EXPECT_TRUE(invalid);
 	EXPECT_EQ(cpus, (std::set<int>{0, 1, 2, 3}));
-	EXPECT_EQ(kinds.size(), 9u);
+	EXPECT_EQ(kinds.size(), 10u);
 	EXPECT_EQ(points.size(), kBuddyNmiPointCount + 1);  // and "" (between ops)
 }
 
@@ -66,6 +88,8 @@ TEST(BuddyGenerate, AnEmptyListIsTheSmallestCase)
 	ASSERT_EQ(x.program.ops.size(), 1u);
 	EXPECT_EQ(x.program.ops[0].kind, BuddyOp::alloc);
 	EXPECT_TRUE(x.picks.empty());
+	EXPECT_TRUE(x.events.empty());
+	EXPECT_TRUE(x.program.joins.empty());
 }
 
 BuddySwarmOptions fixed(buddy_level level, uint64_t seed, uint64_t programs)

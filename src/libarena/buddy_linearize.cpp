@@ -26,10 +26,11 @@ std::string op_text(const BuddyOp &op)
 // unaligned pointer is never freed (the candidates, pinned runs, follow
 // that rule too), reinit and drain wait until the other CPUs are done. An
 // op it skipped had no effect: the candidates skip it too, in its place
-// (an NMI armed before it still comes after it). So did an op whose result
-// came from a failed lock (a schedule event no candidate repeats).
-bool ends_with(const std::string &s, const std::string &e) { return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0; }
-bool skipped(const std::string &seen) { return starts_with(seen, "skipped") || ends_with(seen, "(lock failed)"); }
+// (an NMI armed before it still comes after it). An op whose lock failed
+// runs: the candidates fail the same acquisitions (BuddyVerdict::fails), and
+// what it did before its lock failed (a bulk's objects from its cache) is
+// part of its effect.
+bool skipped(const std::string &seen) { return starts_with(seen, "skipped"); }
 
 // Where in `order` op k's result is settled: an NMI armed by op k (at=)
 // fires inside its CPU's next op, or right after op k if it is the CPU's

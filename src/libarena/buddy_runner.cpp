@@ -2,6 +2,7 @@
 #include "libarena/buddy_runner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 
@@ -188,12 +189,13 @@ private:
 	}
 	u64 op_fails_[BUDDY_NR_CPUS] = {};  // fails_on(cpu) when its current op began
 	// Per CPU and NMI depth: the fallible acquisitions asked in the CPU's current op.
-	u32 questions_[BUDDY_NR_CPUS][kMaxNmiDepth + 1] = {};
+	u32 questions_[BUDDY_NR_CPUS][kMaxNmiDepth + 1][2] = {};
+	int asked_[BUDDY_NR_CPUS] = {};  // the lock of the CPU's last question
 	BuddyVerdict::FailAt fail_at(int cpu) const
 	{
-		const int d = std::min(nmi_depth_[cpu], kMaxNmiDepth);
+		const int d = std::min(nmi_depth_[cpu], kMaxNmiDepth), l = asked_[cpu];
 		const size_t i = cur_op_[cpu];
-		return {pins_ && i < pins_->orig.size() ? pins_->orig[i] : i, d, questions_[cpu][d]};
+		return {pins_ && i < pins_->orig.size() ? pins_->orig[i] : i, d, l, questions_[cpu][d][l]};
 	}
 	// The shadow forgets a free whose lock failed: the object stays its caller's.
 	struct Freed {
@@ -416,8 +418,10 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 	static const sched::Label &xfer_asked = sched::label_named("buddy_xfer_trylock:try");
 	static const sched::Label &xfer_failed = sched::label_named("buddy_xfer_trylock:failed");
 	// (inside an op only: the harness's own buddy_init asks too)
-	if ((&label == &lock_asked || &label == &xfer_asked) && r->busy_[b->cpu])
-		r->questions_[b->cpu][std::min(r->nmi_depth_[b->cpu], kMaxNmiDepth)]++;
+	if ((&label == &lock_asked || &label == &xfer_asked) && r->busy_[b->cpu]) {
+		r->asked_[b->cpu] = &label == &xfer_asked ? 1 : 0;
+		r->questions_[b->cpu][std::min(r->nmi_depth_[b->cpu], kMaxNmiDepth)][r->asked_[b->cpu]]++;
+	}
 	if ((&label == &lock_failed || &label == &xfer_failed) && !r->pins_ && r->busy_[b->cpu])
 		r->v_.fails.push_back(r->fail_at(b->cpu));
 	if (&label == &lock_failed) {
@@ -914,6 +918,11 @@ bool Runner::would_skip(const BuddyOp &op, size_t i)
 		return false;
 	for (const Target &t : ts) {
 		u64 a = 0;
+		// a concurrent run (and its candidates) never frees a stale or
+		// interior target: whether a cache holds it (maybe mid-pop on
+		// another CPU) changes nothing
+		if ((concurrent_ || pins_) && t.kind != Target::live)
+			continue;
 		if (resolve_at(i, size_t(&t - ts.data()), t, &a) && a && !live(a) && a % 16 == 0 && cached(a))
 			return true;
 	}
@@ -950,7 +959,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	const u64 seq = armed_seq_[c];
 	busy_[c] = true;
 	cur_op_[c] = i;
-	std::fill(std::begin(questions_[c]), std::end(questions_[c]), 0u);
+	std::memset(questions_[c], 0, sizeof questions_[c]);
 	op_fails_[c] = fails_on(c);
 	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;

@@ -33,11 +33,13 @@ struct BuddyVerdict {
 	std::vector<std::vector<u64>> refs;
 	std::string linearize_note;  // "not checked: too many orders" when over the cap
 	// The acquisitions that failed (schedule events), each as the op on whose
-	// CPU it was asked (an NMI's: the op it interrupted), the NMI depth, and
-	// which question of that op at that depth it was (1-based).
+	// CPU it was asked (an NMI's: the op it interrupted), the NMI depth, the
+	// lock (0: the buddy lock, 1: a transfer cache's) and which acquisition
+	// of that lock by that op at that depth it was (1-based).
 	struct FailAt {
 		size_t op;
 		int depth;
+		int lock;
 		u32 question;
 		bool operator==(const FailAt &) const = default;
 	};

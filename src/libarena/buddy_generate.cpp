@@ -24,6 +24,22 @@ u64 gen_size(BuddyChoices &c)
 
 Target gen_live(BuddyChoices &c) { return Target{Target::live, c.below(6)}; }
 
+// free_bulk's targets: 1 to `most` live objects, now and then NULL.
+std::vector<Target> gen_targets(BuddyChoices &c, u32 most)
+{
+	std::vector<Target> ts;
+	for (u32 k = 1 + c.below(most); k--;)
+		ts.push_back(c.below(6) == 5 ? Target{} : gen_live(c));
+	return ts;
+}
+
+// A user store into a live object.
+void gen_store(BuddyChoices &c, BuddyOp &op)
+{
+	op.target = gen_live(c);
+	op.value = c.below(~0u);
+}
+
 // An NMI's point: between ops, or one of the named points.
 std::string gen_point(BuddyChoices &c)
 {
@@ -84,13 +100,11 @@ BuddyOp gen_call(BuddyChoices &c, u8 cpu, const Features &f, int depth)
 		break;
 	case 6:
 		call.kind = BuddyOp::free_bulk;
-		for (u32 k = 1 + c.below(3); k--;)
-			call.targets.push_back(c.below(6) == 5 ? Target{} : gen_live(c));
+		call.targets = gen_targets(c, 3);
 		break;
 	case 7:
 		call.kind = BuddyOp::store;
-		call.target = gen_live(c);
-		call.value = c.below(~0u);
+		gen_store(c, call);
 		break;
 	default:
 		return gen_block(c, cpu, f, depth + 1);
@@ -151,8 +165,7 @@ BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus, const Features &f)
 			op.nmi_target = gen_live(c);
 		break;
 	case BuddyOp::free_bulk:
-		for (u32 k = 1 + c.below(4); k--;)
-			op.targets.push_back(c.below(6) == 5 ? Target{} : gen_live(c));
+		op.targets = gen_targets(c, 4);
 		break;
 	case BuddyOp::nmi_free:
 		op.target = gen_live(c);
@@ -163,8 +176,7 @@ BuddyOp gen_op(BuddyChoices &c, buddy_level level, u32 ncpus, const Features &f)
 		op.at = gen_point(c);
 		break;
 	case BuddyOp::store:
-		op.target = gen_live(c);
-		op.value = c.below(~0u);
+		gen_store(c, op);
 		break;
 	case BuddyOp::nmi:
 		return gen_block(c, op.cpu, f, 0);

@@ -637,12 +637,8 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	// CPU's last op's NMI comes right after that op). Left armed, the
 	// schedule could run it after the CPU's task had ended, beside another
 	// CPU's reinit (the buddy swarm at series, seed 1, program 25).
-	if (ok && v_.ok && armed_[c] && armed_[c]->depth == nmi_depth_[c]) {
-		const Armed left = *armed_[c];
-		armed_[c].reset();
-		v_.trace.push_back("  (" + left.block.at + " not reached: the NMI comes after the handler's last call)");
-		ok = fire(left, "after it");
-	}
+	if (ok && v_.ok)
+		ok = fire_if_left(c, armed_seq_[c], "handler's last call");
 	busy_[c] = was_busy;
 	nmi_depth_[c]--;
 	// An NMI stops its own CPU only: another CPU that ran between the calls
@@ -1133,7 +1129,6 @@ void Runner::run_cpu(int cpu)
 		if (last_of_cpu(i))
 			end_nmi(cpu);
 	}
-	end_nmi(cpu);  // (a CPU with no ops)
 }
 
 // A `join` (concurrent): this CPU has run its ops before join g; it waits

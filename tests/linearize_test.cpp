@@ -78,6 +78,31 @@ TEST(OrderSearch, RunningOutOfReplaysIsUndecidedNotAPass)
 	EXPECT_EQ(r.replays, 6u);
 }
 
+TEST(OrderSearch, AnOpThatEndedBeforeAnotherBeganComesFirst)
+{
+	// Three threads of one op: op 0 ended (clock 2) before op 2 began (3),
+	// op 1 overlaps both. Of the 6 orders, the 3 with op 0 before op 2.
+	OrderSearch s;
+	s.threads = {{0}, {1}, {2}};
+	s.spans = {{1, 2}, {1, 6}, {3, 4}};
+	std::vector<std::vector<size_t>> tried;
+	const OrderResult r = search_orders(s, [&](const std::vector<size_t> &o) {
+		tried.push_back(o);
+		return o.size() - 1;  // never a match: every order allowed is tried
+	});
+	EXPECT_EQ(r.kind, OrderResult::not_linearizable);
+	ASSERT_EQ(tried.size(), 3u);
+	for (const std::vector<size_t> &o : tried)
+		EXPECT_LT(std::find(o.begin(), o.end(), 0), std::find(o.begin(), o.end(), 2));
+	s.spans.clear();  // sequential consistency: all six
+	tried.clear();
+	search_orders(s, [&](const std::vector<size_t> &o) {
+		tried.push_back(o);
+		return o.size() - 1;
+	});
+	EXPECT_EQ(tried.size(), 6u);
+}
+
 TEST(OrderSearch, GroupsKeepEveryOpOfAGroupBeforeTheNext)
 {
 	// Two threads of two ops each, a join after each thread's first op:

@@ -101,9 +101,15 @@ private:
 		for (size_t t = 0; t < s_.threads.size(); t++)
 			if (next_[t] < s_.threads[t].size())
 				now = std::min(now, group(s_.threads[t][next_[t]]));
+		// Real-time order: no op may come before one that ended before it began.
+		uint64_t first_end = UINT64_MAX;
+		for (size_t t = 0; t < s_.threads.size() && !s_.spans.empty(); t++)
+			for (size_t k = next_[t]; k < s_.threads[t].size(); k++)
+				first_end = std::min(first_end, s_.spans[s_.threads[t][k]].second);
 		std::vector<size_t> ready;
 		for (size_t t = 0; t < s_.threads.size(); t++)
-			if (next_[t] < s_.threads[t].size() && group(s_.threads[t][next_[t]]) == now)
+			if (next_[t] < s_.threads[t].size() && group(s_.threads[t][next_[t]]) == now &&
+			    (s_.spans.empty() || s_.spans[s_.threads[t][next_[t]]].first < first_end))
 				ready.push_back(t);
 		std::sort(ready.begin(), ready.end(), [&](size_t a, size_t b) {
 			return rank(s_.threads[a][next_[a]]) < rank(s_.threads[b][next_[b]]);

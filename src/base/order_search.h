@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace fl {
@@ -27,6 +28,12 @@ struct OrderSearch {
 	// groups: every op of a group comes before any op of the next). Empty:
 	// one group. Along each thread the groups do not decrease.
 	std::vector<size_t> group;
+	// spans[id]: when op id began and ended on a clock all threads share.
+	// An op that ended before another began comes first (Herlihy and Wing's
+	// real-time order, which makes the check linearizability rather than
+	// sequential consistency, and prunes most orders of a run whose ops
+	// seldom overlap). Empty: no such order.
+	std::vector<std::pair<uint64_t, uint64_t>> spans;
 	// Orders replayed at most (the pruned ones are not counted): undecided
 	// after that many is too_many, not checked, never a pass.
 	uint64_t cap = 5000;
@@ -34,7 +41,7 @@ struct OrderSearch {
 
 struct OrderResult {
 	enum Kind : uint8_t { linearizable, not_linearizable, too_many } kind = linearizable;
-	uint64_t orders = 0;   // the multinomial count (saturated at 2^62)
+	uint64_t orders = 0;   // the multinomial count, before real-time order (saturated at 2^62)
 	uint64_t replays = 0;  // leaves replayed (the rest were pruned)
 	// linearizable: the order that matched; otherwise the closest one tried
 	// (the latest first difference) and that position (n: only ops after

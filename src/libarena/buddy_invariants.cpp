@@ -5,6 +5,8 @@
 #include <cstring>
 #include <set>
 
+#include "base/arena.h"
+
 namespace fl::libarena {
 
 namespace {
@@ -16,7 +18,10 @@ struct ChunkMeta {
 	std::vector<u8> &bytes = scratch();
 	static std::vector<u8> &scratch()
 	{
-		thread_local std::vector<u8> buffer(SIZEOF_BUDDY_CHUNK);
+		thread_local std::vector<u8> buffer = [] {
+			arena::Pause heap;  // thread state: never in a run's arena (buddy_workspace.h)
+			return std::vector<u8>(SIZEOF_BUDDY_CHUNK);
+		}();
 		return buffer;
 	}
 	ChunkMeta(Arena &a, u64 c)
@@ -69,22 +74,27 @@ std::map<u64, u64> carve_out(std::map<u64, u64> *free_blocks)
 	return meta;
 }
 
-const std::map<u64, u64> &metadata_blocks()
+// The blocks a fresh chunk's metadata takes and leaves free, computed once,
+// on the heap (process state, never in a run's arena: buddy_workspace.h).
+struct Carved {
+	std::map<u64, u64> meta, free_blocks;
+};
+const Carved &carved()
 {
-	static std::map<u64, u64> free_blocks;
-	static const std::map<u64, u64> meta = carve_out(&free_blocks);
-	return meta;
+	static const Carved c = [] {
+		arena::Pause heap;
+		Carved k;
+		k.meta = carve_out(&k.free_blocks);
+		return k;
+	}();
+	return c;
 }
+
+const std::map<u64, u64> &metadata_blocks() { return carved().meta; }
 
 }  // namespace
 
-const std::map<u64, u64> &pristine_free_blocks()
-{
-	static std::map<u64, u64> free_blocks;
-	static const std::map<u64, u64> meta = carve_out(&free_blocks);
-	(void)meta;
-	return free_blocks;
-}
+const std::map<u64, u64> &pristine_free_blocks() { return carved().free_blocks; }
 
 std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_CPUS])
 {
@@ -122,7 +132,7 @@ std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObj
 	struct Held {
 		u64 obj, order, site, seq;
 	};
-	thread_local std::vector<Held> held;
+	thread_local std::vector<Held> held;  // grown on the heap (a run's arena is dropped after it)
 	held.clear();
 	auto hold = [&](u64 obj, u64 order, u64 site) -> std::string {
 		const u64 c = obj & ~BUDDY_CHUNK_OFFSET_MASK, idx = (obj & BUDDY_CHUNK_OFFSET_MASK) / 16;
@@ -134,6 +144,7 @@ std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObj
 			return "I8: " + where(site) + " holds " + hex(obj) + " of order " + std::to_string(nibble);
 		if (live.count(obj))
 			return "I1: " + where(site) + " holds " + hex(obj) + ", which a caller holds";
+		arena::Pause heap;
 		held.push_back({obj, nibble, site, held.size()});
 		return "";
 	};

@@ -2,6 +2,7 @@
 #include "libarena/buddy_linearize.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "base/order_search.h"
 
@@ -50,7 +51,8 @@ size_t settled(const std::vector<BuddyOp> &ops, const std::vector<size_t> &order
 void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 {
 	// (the runner's note: a lock failed beside an NMI; buddy_runner.cpp)
-	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size() || !v.linearize_note.empty())
+	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size() || v.spans.size() != p.ops.size() ||
+	    !v.linearize_note.empty())
 		return;
 	const std::vector<BuddyOp> &ops = p.ops;  // op ids are program indices
 	OrderSearch search;
@@ -70,10 +72,16 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 			search.threads.resize(size_t(ops[id].cpu) + 1);
 		search.threads[ops[id].cpu].push_back(id);
 	}
-	search.rank.assign(ops.size(), ops.size());
-	for (size_t k = 0; k < v.completion.size(); k++)
-		if (v.completion[k] < ops.size())
-			search.rank[v.completion[k]] = k;
+	// The completion order first (a linearization of most correct runs),
+	// and never an op before one that ended before it began.
+	search.spans = v.spans;
+	std::vector<size_t> by_end(ops.size());
+	std::iota(by_end.begin(), by_end.end(), size_t(0));
+	std::stable_sort(by_end.begin(), by_end.end(),
+			 [&](size_t a, size_t b) { return v.spans[a].second < v.spans[b].second; });
+	search.rank.assign(ops.size(), 0);
+	for (size_t k = 0; k < by_end.size(); k++)
+		search.rank[by_end[k]] = k;
 
 	BuddyProgram q;
 	q.level = p.level;

@@ -11,6 +11,7 @@
 #include "libarena/buddy_check_incremental.h"
 #include "libarena/buddy_invariants.h"
 #include "libarena/buddy_linearize.h"
+#include "libarena/buddy_workspace.h"
 
 namespace fl::libarena {
 
@@ -20,7 +21,8 @@ bool nmi_level(buddy_level l) { return l == buddy_level::nmi_deferred || l == bu
 
 class Runner {
 public:
-	explicit Runner(const BuddyProgram &p, const BuddyPins *pins = nullptr) : p_(p), pins_(pins)
+	// On an arena fresh from its map's creation (buddy_workspace.h).
+	Runner(const BuddyProgram &p, Arena &arena, const BuddyPins *pins = nullptr) : p_(p), pins_(pins), arena_(arena)
 	{
 		b_.level = p.level;
 		b_.open_upstream = p.open_upstream;
@@ -79,6 +81,11 @@ private:
 		v_.trace.back() += " (lock failed)";
 		if (i < v_.results.size())
 			v_.results[i] += " (lock failed)";
+	}
+	void stamp(size_t i, u64 std::pair<u64, u64>::*end)
+	{
+		if (i < v_.spans.size())  // (not a session's op)
+			v_.spans[i].*end = ++clock_;
 	}
 	void result(size_t i, const std::string &text)
 	{
@@ -144,7 +151,7 @@ private:
 	const BuddyProgram &p_;
 	const BuddyPins *pins_;
 	std::map<u64, u64> ref_of_, addr_of_;  // object address <-> ref_id, latest allocation
-	Arena arena_;
+	Arena &arena_;
 	IncrementalBuddyCheck checker_{arena_};  // check_buddy after every op, on what the op changed
 	buddy_faults faults_;
 	buddy_ctx b_{&arena_, 0, &faults_};
@@ -154,6 +161,7 @@ private:
 	std::vector<u64> live_order_, stale_, deferred_;  // deferred_ (nmi levels): the list's head is back()
 	std::vector<u64> nmi_freed_;  // what NMIs freed during the current drain: it may go back into a cache
 	bool busy_[BUDDY_NR_CPUS] = {};
+	u64 clock_ = 0;  // BuddyVerdict::spans
 	int reinit_cpu_ = -1;  // the CPU inside a reinit op (its NMI handlers do nothing)
 	bool done_[BUDDY_NR_CPUS] = {true, true, true, true};  // (concurrent) a CPU's task has run its ops
 	// An NMI armed on a CPU (at=), and a serial.
@@ -957,11 +965,12 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	cur_op_[c] = i;
 	std::memset(questions_[c], 0, sizeof questions_[c]);
 	op_fails_[c] = fails_on(c);
+	stamp(i, &std::pair<u64, u64>::first);
 	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;
-	v_.completion.push_back(i);
 	if (ok && pending)
 		ok = fire_if_left(c, seq, "op");
+	stamp(i, &std::pair<u64, u64>::second);
 	return ok && check(i);
 }
 
@@ -1108,6 +1117,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 bool Runner::start()
 {
 	v_.results.resize(p_.ops.size());
+	v_.spans.assign(p_.ops.size(), {0, UINT64_MAX});
 	v_.refs.resize(p_.ops.size());
 	v_.trace.push_back(std::string("level ") + to_string(p_.level));
 	if (!arena_.ok() || buddy_init(&b_) != 0)
@@ -1126,8 +1136,10 @@ void Runner::run_cpu(int cpu)
 		op_and_checks(i, p_.ops[i]);
 		// right after the CPU's last op, as in the candidates, not past the
 		// joins still ahead (where ops of the later groups would come first)
-		if (last_of_cpu(i))
+		if (last_of_cpu(i)) {
 			end_nmi(cpu);
+			stamp(i, &std::pair<u64, u64>::second);
+		}
 	}
 }
 
@@ -1275,7 +1287,7 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p)
 {
-	BuddyVerdict v = Runner(p).run(nullptr);
+	BuddyVerdict v = with_buddy_arena([&](Arena &a) { return Runner(p, a).run(nullptr); });
 	if (p.concurrent && linearize_enabled())
 		check_buddy_linearizable(p, v);
 	return v;
@@ -1283,19 +1295,20 @@ BuddyVerdict run_buddy_program(const BuddyProgram &p)
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins)
 {
-	return Runner(p, &pins).run(nullptr);
+	return with_buddy_arena([&](Arena &a) { return Runner(p, a, &pins).run(nullptr); });
 }
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s)
 {
-	BuddyVerdict v = Runner(p).run(&s);
+	BuddyVerdict v = with_buddy_arena([&](Arena &a) { return Runner(p, a).run(&s); });
 	if (linearize_enabled())
 		check_buddy_linearizable(p, v);
 	return v;
 }
 
 struct BuddySession::Impl {
-	explicit Impl(const BuddyProgram &p) : runner(p) { ok = runner.start(); }
+	explicit Impl(const BuddyProgram &p) : runner(p, arena) { ok = runner.start(); }
+	Arena arena;  // its own: a session outlives any one run
 	Runner runner;
 	bool ok;
 };

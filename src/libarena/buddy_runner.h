@@ -26,9 +26,14 @@ struct BuddyVerdict {
 	uint64_t trace_hash = 0;
 	// Per op, what it returned ("object", "NULL", "0", "-22", "skipped",
 	// "NMI; 0" for an NMI's): what the linearizability check compares
-	// (buddy_linearize.h). completion: the ops in the order they returned.
+	// (buddy_linearize.h).
 	std::vector<std::string> results;
-	std::vector<size_t> completion;
+	// Per op (concurrent runs), when it ran: its first and last event on a
+	// clock the CPUs share. It ends after the NMI it fired after itself (one
+	// armed before it, or, the CPU's last op, by itself), where the
+	// candidates fire that NMI too. An op that ended before another began
+	// comes first in every linearization (real-time order).
+	std::vector<std::pair<u64, u64>> spans;
 	// Per op, the objects its pointers named (0: none), as (allocating op + 1) << 8 | k.
 	std::vector<std::vector<u64>> refs;
 	std::string linearize_note;  // "not checked: too many orders" when over the cap

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/arena.h"
+
 #if defined(FL_FIBER_BOOST)
 #include <boost/context/detail/fcontext.hpp>
 #else
@@ -100,6 +102,7 @@ void *stack_alloc(size_t bytes)
 
 void stack_free(void *p, size_t bytes)
 {
+	arena::Pause heap;  // the pool outlives a run's arena (base/arena.h)
 	if (tl_pool.free.size() < 64)
 		tl_pool.free.emplace_back(p, bytes);
 	else

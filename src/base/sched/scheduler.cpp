@@ -179,7 +179,10 @@ RunResult Scheduler::run()
 	events_ = 0;
 	locks_.clear();
 	lockset_.reset();  // runs are phases: the one before happened before this one
-	strategy_->begin(int(tasks_.size()));
+	{
+		arena::Pause heap;  // a strategy's state outlives the run (the explorer's next schedule)
+		strategy_->begin(int(tasks_.size()));
+	}
 	save_tls(main_tls_);
 	for (auto &t : tasks_) {
 		t->state = Task::State::runnable;
@@ -203,7 +206,10 @@ RunResult Scheduler::run()
 	current_ = -1;
 	load_tls(main_tls_);
 	if (result_.outcome == Outcome::done || result_.outcome == Outcome::violation) {
-		std::string d = strategy_->divergence();
+		std::string d = [this] {
+			arena::Pause heap;
+			return strategy_->divergence();
+		}();
 		if (!d.empty() && result_.outcome == Outcome::done) {
 			result_.outcome = Outcome::diverged;
 			result_.report = d;
@@ -254,7 +260,10 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 	if (runnable_.size() >= 2 && !draining_) {
 		Decision d{current_, current_runnable, label.id, occ, &runnable_, def, result_.steps};
 		result_.steps++;
-		pick = strategy_->pick(d);
+		{
+			arena::Pause heap;
+			pick = strategy_->pick(d);
+		}
 		if (g_pair_hook && pick != current_ && size_t(pick) < tasks_.size())
 			g_pair_hook(label.id, tasks_[size_t(pick)]->at_label);
 		if (!std::binary_search(runnable_.begin(), runnable_.end(), pick)) {
@@ -290,7 +299,10 @@ Decision Scheduler::event_decision(const Label &label, uint32_t occ)
 void Scheduler::maybe_nmi(const Label &label, uint32_t occ)
 {
 	Task &cur = *tasks_[size_t(current_)];
-	const int h = strategy_->nmi(event_decision(label, occ), cur.nmis);
+	const int h = [&] {
+		arena::Pause heap;
+		return strategy_->nmi(event_decision(label, occ), cur.nmis);
+	}();
 	if (h < 0)
 		return;
 	if (!std::binary_search(cur.nmis.begin(), cur.nmis.end(), h))
@@ -340,7 +352,11 @@ bool Scheduler::fallible_point(const Label &label)
 	if (draining_)
 		return false;
 	const uint32_t occ = tasks_[size_t(current_)]->occ[label.id];
-	if (!strategy_->fail(event_decision(label, occ)))
+	const bool fails = [&] {
+		arena::Pause heap;
+		return strategy_->fail(event_decision(label, occ));
+	}();
+	if (!fails)
 		return false;
 	result_.fails++;
 	result_.records.push_back(Record{current_, label.name, occ, 0, Action::fail});

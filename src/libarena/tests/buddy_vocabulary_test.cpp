@@ -181,7 +181,8 @@ TEST(BuddyJoin, ABarrierOrdersTheGroups)
 	q.joins.clear();
 	size_t reordered_without = 0;
 	auto allocs_first = [](const BuddyVerdict &v) {
-		return v.completion.size() >= 4 && std::max(v.completion[0], v.completion[1]) < 2;
+		return v.spans.size() == 4 &&
+		       std::max(v.spans[0].second, v.spans[1].second) < std::min(v.spans[2].first, v.spans[3].first);
 	};
 	for (uint64_t seed = 1; seed <= 30; seed++) {
 		sched::RandomWalk a(seed), b(seed);

@@ -3,7 +3,8 @@
 // an object or NULL; bulk, free, free_bulk: the return value or error code;
 // a user store: its signal; an NMI's result inside the op it interrupted)
 // must be what SOME sequential run of the same Program gives, with the ops
-// in an order that keeps each CPU's own order. An NMI belongs to its CPU: it
+// in an order that keeps each CPU's own order and real time (an op that
+// ended before another began comes first: BuddyVerdict::spans). An NMI belongs to its CPU: it
 // stays between the same two ops of that CPU, or inside the same op at the
 // same named point, which is what an NMI can do (it interrupts the CPU it
 // arrives on and runs to completion there). Alloc addresses are not

@@ -69,7 +69,10 @@ public:
 	}
 
 private:
-	size_t rank(size_t id) const { return id < s_.rank.size() ? s_.rank[id] : id; }
+	uint64_t rank(size_t id) const
+	{
+		return id < s_.rank.size() ? s_.rank[id] : id < s_.spans.size() ? s_.spans[id].second : id;
+	}
 	size_t group(size_t id) const { return id < s_.group.size() ? s_.group[id] : 0; }
 
 	// True when a full order matched. Otherwise fail_ is the depth whose

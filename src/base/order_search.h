@@ -23,6 +23,7 @@ struct OrderSearch {
 	std::vector<std::vector<size_t>> threads;
 	// rank[id]: where op id completed in the observed run (children are
 	// tried in rank order, so the first leaf is the completion order).
+	// Empty: the spans' ends, if any.
 	std::vector<size_t> rank;
 	// group[id]: the concurrent group op id belongs to (a join between two
 	// groups: every op of a group comes before any op of the next). Empty:
@@ -32,7 +33,8 @@ struct OrderSearch {
 	// An op that ended before another began comes first (Herlihy and Wing's
 	// real-time order, which makes the check linearizability rather than
 	// sequential consistency, and prunes most orders of a run whose ops
-	// seldom overlap). Empty: no such order.
+	// seldom overlap), and the completion order when there is no rank.
+	// Empty: no such order.
 	std::vector<std::pair<uint64_t, uint64_t>> spans;
 	// Orders replayed at most (the pruned ones are not counted): undecided
 	// after that many is too_many, not checked, never a pass.

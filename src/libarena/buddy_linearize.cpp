@@ -2,7 +2,6 @@
 #include "libarena/buddy_linearize.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "base/order_search.h"
 
@@ -75,13 +74,6 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	// The completion order first (a linearization of most correct runs),
 	// and never an op before one that ended before it began.
 	search.spans = v.spans;
-	std::vector<size_t> by_end(ops.size());
-	std::iota(by_end.begin(), by_end.end(), size_t(0));
-	std::stable_sort(by_end.begin(), by_end.end(),
-			 [&](size_t a, size_t b) { return v.spans[a].second < v.spans[b].second; });
-	search.rank.assign(ops.size(), 0);
-	for (size_t k = 0; k < by_end.size(); k++)
-		search.rank[by_end[k]] = k;
 
 	BuddyProgram q;
 	q.level = p.level;

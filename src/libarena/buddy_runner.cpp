@@ -82,10 +82,16 @@ private:
 		if (i < v_.results.size())
 			v_.results[i] += " (lock failed)";
 	}
-	void stamp(size_t i, u64 std::pair<u64, u64>::*end)
+	// BuddyVerdict::spans (a session's ops have none)
+	void began(size_t i)
 	{
-		if (i < v_.spans.size())  // (not a session's op)
-			v_.spans[i].*end = ++clock_;
+		if (i < v_.spans.size())
+			v_.spans[i].first = ++clock_;
+	}
+	void ended(size_t i)
+	{
+		if (i < v_.spans.size())
+			v_.spans[i].second = ++clock_;
 	}
 	void result(size_t i, const std::string &text)
 	{
@@ -965,12 +971,12 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	cur_op_[c] = i;
 	std::memset(questions_[c], 0, sizeof questions_[c]);
 	op_fails_[c] = fails_on(c);
-	stamp(i, &std::pair<u64, u64>::first);
+	began(i);
 	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;
 	if (ok && pending)
 		ok = fire_if_left(c, seq, "op");
-	stamp(i, &std::pair<u64, u64>::second);
+	ended(i);
 	return ok && check(i);
 }
 
@@ -1138,7 +1144,7 @@ void Runner::run_cpu(int cpu)
 		// joins still ahead (where ops of the later groups would come first)
 		if (last_of_cpu(i)) {
 			end_nmi(cpu);
-			stamp(i, &std::pair<u64, u64>::second);
+			ended(i);
 		}
 	}
 }

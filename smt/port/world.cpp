@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "bpf.h"
+#include "pagemap.h"
 #include "smt/port/world.h"
 
 namespace fl::FL_ARCH_NS {

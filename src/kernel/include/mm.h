@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Kernel-shaped mm declarations: struct page, vm_area_struct, mm_struct,
 // vm_fault, files and inodes, VM_* and FAULT_* flags, and the entry points of
-// the ported mm files (include/linux/{mm,mm_types,fs,pagemap,vmalloc}.h).
+// the ported mm files (include/linux/{mm,mm_types,fs,pagemap,vmalloc}.h; linear_page_index is in pagemap.h).
 #pragma once
 
 #include <map>
@@ -260,22 +260,6 @@ inline pte_t mk_pte(page *pg, const vm_area_struct *vma)
 		FL_SHARED_ACCESS(&(vma)->vm_flags, kVmFlags, write, "vm_flags");     \
 		(vma)->vm_flags = (flags);                                           \
 	} while (0)
-
-// include/linux/pagemap.h: linear_page_index (non-hugetlb).
-inline pgoff_t linear_page_index(const vm_area_struct *vma, ulong address)
-{
-	pgoff_t pgoff;
-#if defined(FL_PLANT_LINEAR_INDEX_U32)
-	/* planted slip (test-only build, -DFL_PLANT=linear_index_u32): the
-	 * offset into the VMA in u32, so a fault 4 GiB or more past vm_start
-	 * gets the page 4 GiB before it */
-	pgoff = (u32)(address - vma->vm_start) >> PAGE_SHIFT;
-#else
-	pgoff = (address - vma->vm_start) >> PAGE_SHIFT;
-#endif
-	pgoff += vma->vm_pgoff;
-	return pgoff;
-}
 
 struct vm_fault {
 	vm_area_struct *vma = nullptr;

@@ -4,6 +4,7 @@
 // with its one-reference-per-PTE rule and lost-race handling), PTE zapping,
 // fork's copy_page_range and mremap's page-table move.
 #include "mm.h"
+#include "pagemap.h"
 
 namespace fl::FL_ARCH_NS {
 

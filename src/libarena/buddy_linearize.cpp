@@ -72,8 +72,21 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 		search.threads[ops[id].cpu].push_back(id);
 	}
 	// The completion order first (a linearization of most correct runs),
-	// and never an op before one that ended before it began.
+	// and never an op before one that ended before it began, unless an NMI
+	// handler ran across another CPU's op (BuddyVerdict::real_time): then
+	// the completion order only.
 	search.spans = v.spans;
+	if (!v.real_time) {
+		std::vector<size_t> by_end(ops.size());
+		for (size_t id = 0; id < ops.size(); id++)
+			by_end[id] = id;
+		std::stable_sort(by_end.begin(), by_end.end(),
+				 [&](size_t a, size_t b) { return v.spans[a].second < v.spans[b].second; });
+		search.rank.resize(ops.size());
+		for (size_t k = 0; k < by_end.size(); k++)
+			search.rank[by_end[k]] = k;
+		search.spans.clear();
+	}
 
 	BuddyProgram q;
 	q.level = p.level;

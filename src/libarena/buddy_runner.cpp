@@ -642,6 +642,7 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	size_t slot = a.slot;
 	bool ok = true;
 	const uint64_t switches = sched_ ? sched_->switches_so_far() : 0;
+	const u64 clock_at_entry = clock_;
 	for (size_t k = 0; k < a.block.body.size() && ok && v_.ok; k++) {
 		v_.trace.push_back("  NMI on CPU " + std::to_string(c) + (k ? ", then" : " " + where) + ":");
 		ok = nmi_call(a.op, a.block.body[k], &n, slot);
@@ -655,6 +656,8 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		ok = fire_if_left(c, armed_seq_[c], "handler's last call");
 	busy_[c] = was_busy;
 	nmi_depth_[c]--;
+	if (clock_ != clock_at_entry)
+		v_.real_time = false;  // BuddyVerdict::real_time
 	// An NMI stops its own CPU only: another CPU that ran between the calls
 	// of a handler of several may have seen (and changed) the state between
 	// them, which no candidate shows, as each runs the whole handler at its

@@ -34,6 +34,14 @@ struct BuddyVerdict {
 	// candidates fire that NMI too. An op that ended before another began
 	// comes first in every linearization (real-time order).
 	std::vector<std::pair<u64, u64>> spans;
+	// False when another CPU's op began or ended while an NMI handler ran:
+	// the candidates run a handler inside (or right after) the op it landed
+	// in, as one step, which that run did not take, so its spans order
+	// nothing and the check keeps each CPU's order only (the 30-minute
+	// buddy-series campaign of 2026-12-05: 5 false not_linearizable reports,
+	// a handler's alloc that came after another CPU's took the block it
+	// wanted, while the op it followed had handed out an object freed before).
+	bool real_time = true;
 	// Per op, the objects its pointers named (0: none), as (allocating op + 1) << 8 | k.
 	std::vector<std::vector<u64>> refs;
 	std::string linearize_note;  // "not checked: too many orders" when over the cap

@@ -77,14 +77,8 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	// the completion order only.
 	search.spans = v.spans;
 	if (!v.real_time) {
-		std::vector<size_t> by_end(ops.size());
-		for (size_t id = 0; id < ops.size(); id++)
-			by_end[id] = id;
-		std::stable_sort(by_end.begin(), by_end.end(),
-				 [&](size_t a, size_t b) { return v.spans[a].second < v.spans[b].second; });
-		search.rank.resize(ops.size());
-		for (size_t k = 0; k < by_end.size(); k++)
-			search.rank[by_end[k]] = k;
+		for (const auto &span : v.spans)
+			search.rank.push_back(size_t(span.second));  // the hint OrderSearch takes from spans
 		search.spans.clear();
 	}
 

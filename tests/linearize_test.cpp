@@ -78,6 +78,24 @@ TEST(OrderSearch, RunningOutOfReplaysIsUndecidedNotAPass)
 	EXPECT_EQ(r.replays, 6u);
 }
 
+// The hint went wrong at its first choice, and every order shows it only at
+// its last position (an alloc that took a new chunk, seen in a later NMI's
+// NULL): depth-first search would replay the 7! orders below the wrong
+// first choice before changing it; one discrepancy from the hint finds it.
+TEST(OrderSearch, AnEarlyWrongChoiceIsFoundWithinTheCap)
+{
+	OrderSearch s;
+	for (size_t id = 0; id < 8; id++)
+		s.threads.push_back({id});
+	s.cap = 300;
+	const std::vector<size_t> match = {1, 0, 2, 3, 4, 5, 6, 7};
+	const OrderResult r = search_orders(s, [&](const std::vector<size_t> &o) { return o == match ? kMatch : o.size() - 1; });
+	EXPECT_EQ(r.kind, OrderResult::linearizable);
+	EXPECT_EQ(r.order, match);
+	EXPECT_EQ(r.orders, 40320u);
+	EXPECT_LE(r.replays, 30u);
+}
+
 TEST(OrderSearch, AnOpThatEndedBeforeAnotherBeganComesFirst)
 {
 	// Three threads of one op: op 0 ended (clock 2) before op 2 began (3),

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <set>
 
 namespace fl {
 
@@ -60,12 +61,28 @@ public:
 			n_ += t.size();
 	}
 
+	// Limited discrepancy search (Harvey & Ginsberg): the orders that leave
+	// the hint's choice at most d times, for d = 0, 1, 2, ..., until an
+	// order matches or a pass cut nothing. Plain depth-first search first
+	// changes the deepest choices, so when the hint went wrong early (an
+	// op whose effect shows only many positions later, as an alloc that
+	// took a new chunk shows in a later NMI's NULL) it spends the whole
+	// cap below the wrong choice. Prefixes known dead (a replay's first
+	// difference, a subtree searched in full) are not searched again.
 	OrderResult run()
 	{
 		r_.orders = count_search_orders(s_, kCountLimit);
-		const bool found = dfs(0);
-		r_.kind = found ? OrderResult::linearizable : out_ ? OrderResult::too_many : OrderResult::not_linearizable;
-		return r_;
+		for (size_t budget = 0;; budget++) {
+			const uint64_t cuts = cuts_;
+			if (dfs(0, budget)) {
+				r_.kind = OrderResult::linearizable;
+				return r_;
+			}
+			if (out_ || cuts_ == cuts) {
+				r_.kind = out_ ? OrderResult::too_many : OrderResult::not_linearizable;
+				return r_;
+			}
+		}
 	}
 
 private:
@@ -76,9 +93,14 @@ private:
 	size_t group(size_t id) const { return id < s_.group.size() ? s_.group[id] : 0; }
 
 	// True when a full order matched. Otherwise fail_ is the depth whose
-	// choice is dead: a caller deeper than that unwinds.
-	bool dfs(size_t depth)
+	// choice is dead: a caller deeper than that unwinds. `budget`: how many
+	// more times the order may leave the hint (a child other than the first).
+	bool dfs(size_t depth, size_t budget)
 	{
+		if (dead_.count(order_)) {
+			fail_ = depth ? depth - 1 : 0;
+			return false;
+		}
 		if (depth == n_) {
 			if (r_.replays >= s_.cap) {
 				out_ = true;  // undecided: never a pass
@@ -96,6 +118,7 @@ private:
 				r_.mismatch = bad;
 			}
 			fail_ = std::min(bad, n_ - 1);
+			dead_.insert(std::vector<size_t>(order_.begin(), order_.begin() + ptrdiff_t(fail_) + 1));
 			return false;
 		}
 		// The threads with ops left in the earliest group that has any, the
@@ -117,9 +140,15 @@ private:
 		std::sort(ready.begin(), ready.end(), [&](size_t a, size_t b) {
 			return rank(s_.threads[a][next_[a]]) < rank(s_.threads[b][next_[b]]);
 		});
-		for (size_t t : ready) {
+		const uint64_t cuts = cuts_;
+		for (size_t i = 0; i < ready.size(); i++) {
+			if (i > 0 && budget == 0) {
+				cuts_++;  // the next pass tries the rest
+				break;
+			}
+			const size_t t = ready[i];
 			order_.push_back(s_.threads[t][next_[t]++]);
-			const bool found = dfs(depth + 1);
+			const bool found = dfs(depth + 1, budget - (i > 0));
 			next_[t]--;
 			order_.pop_back();
 			if (found)
@@ -127,6 +156,8 @@ private:
 			if (out_ || fail_ < depth)
 				return false;  // an earlier choice is already wrong
 		}
+		if (cuts_ == cuts)
+			dead_.insert(order_);  // searched in full: no pass need come back
 		fail_ = depth ? depth - 1 : 0;  // every choice here failed: the parent's is dead
 		return false;
 	}
@@ -138,6 +169,8 @@ private:
 	std::vector<size_t> order_;
 	size_t fail_ = 0;
 	bool out_ = false;  // the cap on replays ran out
+	uint64_t cuts_ = 0;  // children left for a later pass (its budget ran out)
+	std::set<std::vector<size_t>> dead_;  // prefixes no order matches from
 	OrderResult r_;
 };
 

@@ -7,7 +7,9 @@
 // specification is deterministic, every order with that prefix gives the
 // same result there, so the whole subtree is skipped (prefix pruning).
 // Orders are tried closest to a hint first (the order the ops completed in),
-// which is a linearization of most correct runs: one replay.
+// which is a linearization of most correct runs: one replay; then those
+// that leave the hint at one choice, at two, ... (limited discrepancy
+// search), never below a prefix a replay refuted.
 #pragma once
 
 #include <cstddef>

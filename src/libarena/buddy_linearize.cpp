@@ -32,15 +32,31 @@ std::string op_text(const BuddyOp &op)
 // part of its effect.
 bool skipped(const std::string &seen) { return starts_with(seen, "skipped"); }
 
-// Where in `order` op k's result is settled: an NMI armed by op k (at=)
-// fires inside its CPU's next op, or right after op k if it is the CPU's
-// last; the prefix pruning needs the position whose prefix decides it.
-size_t settled(const std::vector<BuddyOp> &ops, const std::vector<size_t> &order, size_t k, const std::string &seen)
+// The elements of the orders: the ops (ids 0..n-1, their program indices),
+// then the handlers that ran between ops (n + e: BuddyVerdict::between[e]).
+struct Elements {
+	const BuddyProgram &p;
+	const BuddyVerdict &v;
+	size_t n() const { return p.ops.size(); }
+	int cpu(size_t id) const { return p.ops[id < n() ? id : v.between[id - n()].after].cpu; }
+	const std::string &seen(size_t id) const { return id < n() ? v.results[id] : v.between[id - n()].result; }
+	std::string text(size_t id) const
+	{
+		return id < n() ? "op " + std::to_string(id + 1) + " " + op_text(p.ops[id])
+				: "the NMI after op " + std::to_string(v.between[id - n()].after + 1) + " (armed by op " +
+					  std::to_string(v.between[id - n()].armed_by + 1) + ")";
+	}
+};
+
+// Where in `order` element k's result is settled: an NMI armed by op k (at=)
+// may fire inside its CPU's next element, an op; the prefix pruning needs the
+// position whose prefix decides it.
+size_t settled(const Elements &el, const std::vector<size_t> &order, size_t k)
 {
-	if (!starts_with(seen, "armed"))
+	if (order[k] >= el.n() || !starts_with(el.seen(order[k]), "armed"))
 		return k;
 	for (size_t j = k + 1; j < order.size(); j++)
-		if (ops[order[j]].cpu == ops[order[k]].cpu)
+		if (el.cpu(order[j]) == el.cpu(order[k]))
 			return j;
 	return k;
 }
@@ -53,31 +69,45 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size() || v.spans.size() != p.ops.size() ||
 	    !v.linearize_note.empty())
 		return;
-	const std::vector<BuddyOp> &ops = p.ops;  // op ids are program indices
+	const std::vector<BuddyOp> &ops = p.ops;
+	const Elements el{p, v};
+	const size_t n = ops.size(), m = v.between.size();
 	OrderSearch search;
 	// A join is a barrier: every op of a group comes before any of the next.
-	for (size_t id = 0, g = 0; id < ops.size() && !p.joins.empty(); id++) {
+	std::vector<size_t> group;
+	for (size_t id = 0, g = 0; id < n; id++) {
 		while (g < p.joins.size() && p.joins[g] <= id)
 			g++;
-		search.group.push_back(g);
+		group.push_back(g);
 	}
-	// A candidate is a whole sequential allocator run with every check at
-	// every point (tens of ms under ASan): 5,000 of them made one fuzz
-	// input run over a minute (a 14-op series Program, libFuzzer's timeout).
-	// Past 300 the run is counted as not checked, as over any cap.
+	// A candidate is a whole sequential allocator run (a few ms under ASan):
+	// 5,000 of them made one fuzz input run over a minute (a 14-op series
+	// Program, libFuzzer's timeout). Past 300 the run is counted as not
+	// checked, as over any cap.
 	search.cap = 300;
-	for (size_t id = 0; id < ops.size(); id++) {
-		if (search.threads.size() <= ops[id].cpu)
+	// Each CPU's ops in program order, each followed by the handlers that
+	// came after it.
+	for (size_t id = 0; id < n; id++) {
+		if (search.threads.size() <= size_t(ops[id].cpu))
 			search.threads.resize(size_t(ops[id].cpu) + 1);
 		search.threads[ops[id].cpu].push_back(id);
+		for (size_t e = 0; e < m; e++)
+			if (v.between[e].after == id)
+				search.threads[ops[id].cpu].push_back(n + e);
 	}
+	for (size_t e = 0; e < m && !p.joins.empty(); e++)
+		group.push_back(group[v.between[e].after]);
+	if (!p.joins.empty())
+		search.group = std::move(group);
 	// The completion order first (a linearization of most correct runs),
-	// and never an op before one that ended before it began, unless an NMI
-	// handler ran across another CPU's op (BuddyVerdict::real_time): then
-	// the completion order only.
+	// and never an element before one that ended before it began, unless a
+	// handler at a point inside an op ran across another CPU's op
+	// (BuddyVerdict::real_time): then the completion order only.
 	search.spans = v.spans;
+	for (const auto &b : v.between)
+		search.spans.push_back(b.span);
 	if (!v.real_time) {
-		for (const auto &span : v.spans)
+		for (const auto &span : search.spans)
 			search.rank.push_back(size_t(span.second));  // the hint OrderSearch takes from spans
 		search.spans.clear();
 	}
@@ -86,44 +116,56 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	q.level = p.level;
 	BuddyPins pins;
 	pins.fails = v.fails;
+	for (const auto &b : v.between)
+		pins.nmis.push_back({b.armed_by, ops[b.after].cpu});
+	std::vector<size_t> position;  // per order position: the candidate op's, or the handler's
 	std::vector<size_t> closest;
-	size_t closest_pos = 0, closest_op = 0;  // where it is settled, the op that differs
+	size_t closest_pos = 0, closest_k = 0;  // where it is settled, the element that differs
 	std::string closest_got;
 	const OrderResult r = search_orders(search, [&](const std::vector<size_t> &order) -> size_t {
 		q.ops.clear();
 		pins.orig.clear();
 		pins.refs.clear();
 		pins.skipped.clear();
+		pins.fire_after.clear();
+		position.clear();
 		for (size_t id : order) {
+			if (id >= n) {  // always after its op (the threads' order)
+				pins.fire_after.back().push_back(id - n);
+				position.push_back(id - n);
+				continue;
+			}
 			const std::string &seen = v.results[id];
+			position.push_back(q.ops.size());
 			pins.skipped.push_back(skipped(seen) ? seen : std::string());
 			q.ops.push_back(ops[id]);
 			pins.orig.push_back(id);
 			pins.refs.push_back(v.refs[id]);
+			pins.fire_after.emplace_back();
 		}
 		const BuddyVerdict w = run_buddy_program(q, pins);
-		// The first settled difference, and which op's; nothing past a
+		// The first settled difference, and which element's; nothing past a
 		// failure of the sequential run's own checks is compared.
-		size_t bad = kMatch, bad_op = 0;
+		size_t bad = kMatch, bad_k = 0;
 		std::string got;
-		const size_t failed = w.ok ? order.size() : std::min<size_t>(w.op, order.size() - 1);
+		const size_t failed = w.ok ? order.size() : std::min(w.failed_step, order.size() - 1);
 		for (size_t k = 0; k < order.size(); k++) {
-			const std::string &seen = v.results[order[k]];
-			const size_t at = settled(ops, order, k, seen);
-			if (at < failed && at < bad && w.results[k] != seen) {
+			const size_t at = settled(el, order, k);
+			const std::string &result = order[k] < n ? w.results[position[k]] : w.between[position[k]].result;
+			if (at < failed && at < bad && result != el.seen(order[k])) {
 				bad = at;
-				bad_op = k;
-				got = w.results[k];
+				bad_k = k;
+				got = result;
 			}
 		}
 		if (failed < order.size() && failed < bad) {
-			bad = bad_op = failed;
+			bad = bad_k = failed;
 			got = "a sequential failure: " + w.what;
 		}
 		if (bad != kMatch && (closest.empty() || bad > closest_pos)) {
 			closest = order;
 			closest_pos = bad;
-			closest_op = bad_op;
+			closest_k = bad_k;
 			closest_got = got;
 		}
 		return bad;
@@ -138,20 +180,18 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	case OrderResult::not_linearizable:
 		break;
 	}
-	std::string what = "not_linearizable: no sequential order of the " + std::to_string(ops.size()) +
-			   " ops gives the observed results (" + std::to_string(r.orders) + " orders, " +
-			   std::to_string(r.replays) + " replayed after pruning); observed:";
+	std::string what = "not_linearizable: no sequential order of the " + std::to_string(n + m) +
+			   (m ? " ops and NMIs" : " ops") + " gives the observed results (" + std::to_string(r.orders) +
+			   " orders, " + std::to_string(r.replays) + " replayed after pruning); observed:";
 	for (size_t t = 0; t < search.threads.size(); t++)
 		for (size_t id : search.threads[t])
-			what += "\n    CPU " + std::to_string(t) + ": op " + std::to_string(id + 1) + " " +
-				op_text(p.ops[id]) + " -> " +
-				v.results[id];
+			what += "\n    CPU " + std::to_string(t) + ": " + el.text(id) + " -> " + el.seen(id);
 	what += "\n  closest order:";
 	for (size_t id : closest)
-		what += " op " + std::to_string(id + 1);
-	const size_t op = closest[closest_op];
-	what += "\n  first difference: op " + std::to_string(op + 1) + " " + op_text(p.ops[op]) + ": sequentially -> " + closest_got +
-		", observed -> " + v.results[op];
+		what += id < n ? " op " + std::to_string(id + 1) : " (NMI after op " + std::to_string(v.between[id - n].after + 1) + ")";
+	const size_t id = closest[closest_k];
+	what += "\n  first difference: " + el.text(id) + ": sequentially -> " + closest_got + ", observed -> " + el.seen(id);
+	const size_t op = id < n ? id : v.between[id - n].after;
 	v.ok = false;
 	v.op = op;
 	v.what = std::move(what);

@@ -79,8 +79,8 @@ private:
 	void lock_failed(size_t i)
 	{
 		v_.trace.back() += " (lock failed)";
-		if (i < v_.results.size())
-			v_.results[i] += " (lock failed)";
+		if (std::string *r = result_of(i))
+			*r += " (lock failed)";
 	}
 	// BuddyVerdict::spans (a session's ops have none)
 	void began(size_t i)
@@ -95,10 +95,17 @@ private:
 	}
 	void result(size_t i, const std::string &text)
 	{
-		if (i >= v_.results.size())
-			return;  // the end-of-run drain
-		std::string &r = v_.results[i];
-		r += r.empty() ? text : "; " + text;
+		if (std::string *r = result_of(i))
+			*r += r->empty() ? text : "; " + text;
+	}
+	// Op i's result, or that of the handler it armed while that runs
+	// between ops (BuddyVerdict::between); null for the end-of-run drain.
+	std::string *result_of(size_t i)
+	{
+		for (int c = 0; c < BUDDY_NR_CPUS; c++)
+			if (between_[c] >= 0 && between_op_[c] == i)
+				return &v_.between[size_t(between_[c])].result;
+		return i < v_.results.size() ? &v_.results[i] : nullptr;
 	}
 	bool quiescent() const { return std::none_of(busy_, busy_ + BUDDY_NR_CPUS, [](bool x) { return x; }); }
 	// (concurrent) every other CPU has run all its ops: nothing can interleave
@@ -117,9 +124,12 @@ private:
 		size_t slot = 0;  // its first target slot in that op
 		int depth = 0;    // the NMI depth it arrives at (0: the CPU's ops)
 		int handler = -1; // the scheduler's id (add_nmi), or -1 without a scheduler
+		int pinned = -1;  // (a candidate) its BuddyPins::nmis entry: it waits for its place
 	};
 	void arm(const BuddyOp &block, size_t i, size_t slot);
 	bool fire(const Armed &a, const std::string &where);
+	bool fire_between(const Armed &a, const std::string &where);
+	bool fire_pinned(size_t e);
 	void scheduled_nmi(const Armed &a, int h);
 	bool fire_if_left(int cpu, u64 seq, const char *why);
 	bool check(size_t i);
@@ -168,6 +178,11 @@ private:
 	std::vector<u64> nmi_freed_;  // what NMIs freed during the current drain: it may go back into a cache
 	bool busy_[BUDDY_NR_CPUS] = {};
 	u64 clock_ = 0;  // BuddyVerdict::spans
+	// Per CPU: the BuddyVerdict::between entry its handler runs as now (-1:
+	// none), and the op that armed it (whose results go there meanwhile).
+	int between_[BUDDY_NR_CPUS] = {-1, -1, -1, -1};
+	size_t between_op_[BUDDY_NR_CPUS] = {};
+	size_t steps_ = 0;  // the ops and pinned handlers begun (BuddyVerdict::failed_step)
 	int reinit_cpu_ = -1;  // the CPU inside a reinit op (its NMI handlers do nothing)
 	bool done_[BUDDY_NR_CPUS] = {true, true, true, true};  // (concurrent) a CPU's task has run its ops
 	// An NMI armed on a CPU (at=), and a serial.
@@ -334,6 +349,7 @@ bool Runner::fail(size_t i, std::string what)
 	v_.ok = false;
 	v_.op = i;
 	v_.what = std::move(what);
+	v_.failed_step = steps_ ? steps_ - 1 : 0;
 	if (sched_)
 		sched_->violation(v_.what);
 	return false;
@@ -455,7 +471,7 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 		return;
 	}
 	std::optional<Armed> &a = r->armed_[b->cpu];
-	if (!a || a->depth != r->nmi_depth_[b->cpu] || a->block.at != label.name)
+	if (!a || a->pinned >= 0 || a->depth != r->nmi_depth_[b->cpu] || a->block.at != label.name)
 		return;
 	const Armed n = *a;
 	a.reset();
@@ -557,6 +573,9 @@ void Runner::arm(const BuddyOp &block, size_t i, size_t slot)
 {
 	const int c = block.cpu;
 	Armed a{block, i, slot, nmi_depth_[c], -1};
+	for (size_t e = 0; pins_ && a.depth == 0 && e < pins_->nmis.size(); e++)
+		if (pins_->nmis[e].armed_by == pins_->orig[i])
+			a.pinned = int(e);
 	if (sched_) {  // pending on the CPU's task: the schedule may run it before its point
 		// the runner is the only one to add handlers: the scheduler's ids are these
 		a.handler = int(handler_done_.size());
@@ -608,12 +627,48 @@ void Runner::scheduled_nmi(const Armed &a, int h)
 // call (or handler) after which it comes.
 bool Runner::fire_if_left(int c, u64 seq, const char *why)
 {
-	if (!armed_[c] || armed_seq_[c] != seq || armed_[c]->depth != nmi_depth_[c])
+	if (!armed_[c] || armed_seq_[c] != seq || armed_[c]->depth != nmi_depth_[c] || armed_[c]->pinned >= 0)
 		return true;
 	const Armed n = *armed_[c];
 	armed_[c].reset();
 	v_.trace.push_back("  (" + n.block.at + " not reached: the NMI comes after the " + why + ")");
-	return fire(n, "after it");
+	return n.depth == 0 ? fire_between(n, "after it") : fire(n, "after it");
+}
+
+// A handler that arrives between two ops of its CPU (BuddyVerdict::between):
+// in a concurrent run (or a candidate), an element of the orders of its own.
+bool Runner::fire_between(const Armed &a, const std::string &where)
+{
+	if (!concurrent_ && !pins_)
+		return fire(a, where);
+	const int c = a.block.cpu;
+	size_t e = size_t(a.pinned);
+	if (a.pinned < 0) {
+		e = v_.between.size();
+		v_.between.push_back({a.op, cur_op_[c]});
+	}
+	between_[c] = int(e);
+	between_op_[c] = a.op;
+	v_.between[e].span.first = ++clock_;
+	const bool ok = fire(a, where);
+	v_.between[e].span.second = ++clock_;
+	between_[c] = -1;
+	return ok;
+}
+
+// (a candidate) The concurrent run's handler e (BuddyPins::nmis), armed
+// and waiting on its CPU: its place in the order has come.
+bool Runner::fire_pinned(size_t e)
+{
+	steps_++;
+	std::optional<Armed> &a = armed_[pins_->nmis[e].cpu];
+	if (!a || a->pinned != int(e)) {
+		v_.between[e].result = "not armed";  // the order made the handler's CPU replace or never arm it
+		return true;
+	}
+	const Armed n = *a;
+	a.reset();
+	return fire_between(n, "between ops");
 }
 
 // An NMI handler on a.block.cpu: its calls in NMI context, in order.
@@ -656,8 +711,9 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		ok = fire_if_left(c, armed_seq_[c], "handler's last call");
 	busy_[c] = was_busy;
 	nmi_depth_[c]--;
-	if (clock_ != clock_at_entry)
-		v_.real_time = false;  // BuddyVerdict::real_time
+	// (BuddyVerdict::real_time) at a point inside an op, not between ops or as an op
+	if (clock_ != clock_at_entry && a.depth == 0 && where.rfind("at ", 0) == 0)
+		v_.real_time = false;
 	// An NMI stops its own CPU only: another CPU that ran between the calls
 	// of a handler of several may have seen (and changed) the state between
 	// them, which no candidate shows, as each runs the whole handler at its
@@ -974,12 +1030,13 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	cur_op_[c] = i;
 	std::memset(questions_[c], 0, sizeof questions_[c]);
 	op_fails_[c] = fails_on(c);
+	steps_++;
 	began(i);
 	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;
+	ended(i);
 	if (ok && pending)
 		ok = fire_if_left(c, seq, "op");
-	ended(i);
 	return ok && check(i);
 }
 
@@ -1128,6 +1185,8 @@ bool Runner::start()
 	v_.results.resize(p_.ops.size());
 	v_.spans.assign(p_.ops.size(), {0, UINT64_MAX});
 	v_.refs.resize(p_.ops.size());
+	if (pins_)
+		v_.between.resize(pins_->nmis.size());
 	v_.trace.push_back(std::string("level ") + to_string(p_.level));
 	if (!arena_.ok() || buddy_init(&b_) != 0)
 		return fail(0, "the arena or buddy_init failed");
@@ -1145,10 +1204,8 @@ void Runner::run_cpu(int cpu)
 		op_and_checks(i, p_.ops[i]);
 		// right after the CPU's last op, as in the candidates, not past the
 		// joins still ahead (where ops of the later groups would come first)
-		if (last_of_cpu(i)) {
+		if (last_of_cpu(i))
 			end_nmi(cpu);
-			ended(i);
-		}
 	}
 }
 
@@ -1169,11 +1226,11 @@ void Runner::barrier(size_t g)
 // An NMI armed by the CPU's last op comes at the end (of its task, when concurrent).
 void Runner::end_nmi(int cpu)
 {
-	if (!v_.ok || !armed_[cpu])
+	if (!v_.ok || !armed_[cpu] || armed_[cpu]->pinned >= 0)
 		return;
 	const Armed n = *armed_[cpu];
 	armed_[cpu].reset();
-	if (fire(n, "between ops"))
+	if (fire_between(n, "between ops"))
 		check(n.op);
 }
 
@@ -1243,9 +1300,12 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
 			op_and_checks(i, p_.ops[i]);
 			// (pinned: the linearizability check's candidates) as in a
-			// concurrent run, right after the CPU's last op
+			// concurrent run, right after the CPU's last op; then the
+			// handlers whose place in the order is next
 			if (pins_ && last_of_cpu(i))
 				end_nmi(p_.ops[i].cpu);
+			for (size_t k = 0; pins_ && i < pins_->fire_after.size() && k < pins_->fire_after[i].size() && v_.ok; k++)
+				fire_pinned(pins_->fire_after[i][k]);
 		}
 		for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
 			end_nmi(c);

@@ -29,19 +29,32 @@ struct BuddyVerdict {
 	// (buddy_linearize.h).
 	std::vector<std::string> results;
 	// Per op (concurrent runs), when it ran: its first and last event on a
-	// clock the CPUs share. It ends after the NMI it fired after itself (one
-	// armed before it, or, the CPU's last op, by itself), where the
-	// candidates fire that NMI too. An op that ended before another began
-	// comes first in every linearization (real-time order).
+	// clock the CPUs share. An op that ended before another began comes
+	// first in every linearization (real-time order).
 	std::vector<std::pair<u64, u64>> spans;
-	// False when another CPU's op began or ended while an NMI handler ran:
-	// the candidates run a handler inside (or right after) the op it landed
-	// in, as one step, which that run did not take, so its spans order
-	// nothing and the check keeps each CPU's order only (the 30-minute
-	// buddy-series campaign of 2026-12-05: 5 false not_linearizable reports,
-	// a handler's alloc that came after another CPU's took the block it
-	// wanted, while the op it followed had handed out an object freed before).
+	// (concurrent runs, and the linearizability check's candidates) Each NMI
+	// handler that ran between two ops of its CPU: after the op that armed it
+	// (a free's nmi=, or the CPU's last op) or after the CPU's next op, which
+	// did not reach its point. Nothing of its CPU ran beside it, but the
+	// other CPUs did: it is an element of the linearizability check's orders
+	// of its own, with its own span and result, between those two ops of
+	// its CPU (a sequential run appends its result to the arming op's).
+	struct Between {
+		size_t armed_by = 0;  // the op that armed it
+		size_t after = 0;     // the op it came after
+		std::string result;   // "NMI; object"
+		std::pair<u64, u64> span{0, UINT64_MAX};
+		bool operator==(const Between &) const = default;
+	};
+	std::vector<Between> between;
+	// False when another CPU's op began or ended while a handler ran at a
+	// named point inside an op: the candidates run that handler at the
+	// same point, inside the op, as one step, which the run did not take,
+	// so its spans order nothing and the check keeps each CPU's order only.
 	bool real_time = true;
+	// (a linearizability candidate) the element of its order (an op, or a
+	// handler of `between`) that ran when a check failed.
+	size_t failed_step = 0;
 	// Per op, the objects its pointers named (0: none), as (allocating op + 1) << 8 | k.
 	std::vector<std::vector<u64>> refs;
 	std::string linearize_note;  // "not checked: too many orders" when over the cap
@@ -75,6 +88,15 @@ struct BuddyPins {
 	std::vector<std::vector<u64>> refs;
 	std::vector<std::string> skipped;
 	std::vector<BuddyVerdict::FailAt> fails;  // by orig op: they fail here too
+	// The concurrent run's BuddyVerdict::between, each by the orig op that
+	// armed it and its CPU: it stays armed (no point, no end of an op fires
+	// it) until its place in the order, after op fire_after[k]'s position k.
+	struct PinnedNmi {
+		size_t armed_by;
+		int cpu;
+	};
+	std::vector<PinnedNmi> nmis;
+	std::vector<std::vector<size_t>> fire_after;  // per op position: the handlers (nmis) that follow it
 };
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
 

@@ -25,6 +25,18 @@ BuddyProgram program(buddy_level level)
 	return *p;
 }
 
+// A Program of the source tree's corpora.
+BuddyProgram read_program(const std::string &path)
+{
+	std::ifstream in(std::filesystem::path(FL_SOURCE_DIR) / path);
+	std::stringstream text;
+	text << in.rdbuf();
+	std::string err;
+	const auto p = parse_buddy_program(text.str(), &err);
+	EXPECT_TRUE(p) << path << ": " << err;
+	return p ? *p : BuddyProgram{};
+}
+
 TEST(BuddyLinearize, RunsPassAndAChangedResultIsReported)
 {
 	for (buddy_level level : {buddy_level::before, buddy_level::nmi_deferred, buddy_level::series}) {
@@ -56,18 +68,43 @@ TEST(BuddyLinearize, RunsPassAndAChangedResultIsReported)
 // at its own level and with its own schedule, now ok, and with the
 // linearizability check run (not switched off by a "not checked" note).
 // Each was a violation on the code before its fix.
+// A handler that came after an op (its point not reached: the alloc took
+// no lock) is an element of the orders of its own: its result is its own,
+// not the arming op's, its span begins after that op ended, and a handler
+// result no order gives (an alloc's "0") is reported as the handler's.
+TEST(BuddyLinearize, AHandlerBetweenOpsIsAnElementOfItsOwn)
+{
+	std::string err;
+	const auto p = parse_buddy_program("level series\nalloc 64\nnmi_alloc 64 at=buddy_lock:held\nalloc 64\n"
+					   "alloc 64 cpu=1\nfree live:0 cpu=1\nconcurrent\n",
+					   &err);
+	ASSERT_TRUE(p) << err;
+	const BuddyVerdict v = run_buddy_program(*p);
+	ASSERT_TRUE(v.ok) << v.what;
+	EXPECT_EQ(v.linearize_note, "");
+	EXPECT_TRUE(v.real_time);
+	ASSERT_EQ(v.between.size(), 1u);
+	const BuddyVerdict::Between &nmi = v.between[0];
+	EXPECT_EQ(nmi.armed_by, 1u);
+	EXPECT_EQ(nmi.after, 2u);
+	EXPECT_EQ(nmi.result, "NMI; object");
+	EXPECT_EQ(v.results[1], "armed");
+	EXPECT_LT(v.spans[2].second, nmi.span.first);
+	BuddyVerdict bad = v;
+	bad.between[0].result = "NMI; 0";
+	check_buddy_linearizable(*p, bad);
+	EXPECT_FALSE(bad.ok);
+	EXPECT_NE(bad.what.find("first difference: the NMI after op 3 (armed by op 2): sequentially -> NMI; object, "
+				"observed -> NMI; 0"),
+		  std::string::npos)
+		<< bad.what;
+}
+
 TEST(BuddyLinearize, QuietCorpusIsQuietAndChecked)
 {
 	size_t files = 0;
-	for (const auto &entry :
-	     std::filesystem::directory_iterator(std::filesystem::path(FL_SOURCE_DIR) / "corpora/buddy/quiet")) {
-		std::ifstream in(entry.path());
-		std::stringstream text;
-		text << in.rdbuf();
-		std::string err;
-		const auto p = parse_buddy_program(text.str(), &err);
-		ASSERT_TRUE(p) << entry.path() << ": " << err;
-		const BuddyVerdict v = run_buddy_program(*p);
+	for (const auto &entry : std::filesystem::directory_iterator(std::filesystem::path(FL_SOURCE_DIR) / "corpora/buddy/quiet")) {
+		const BuddyVerdict v = run_buddy_program(read_program(entry.path().string()));
 		EXPECT_TRUE(v.ok) << entry.path() << ": " << v.what;
 		EXPECT_EQ(v.linearize_note, "") << entry.path();
 		files++;

@@ -44,6 +44,7 @@ TEST(BuddyWorkspace, ReusedArenaGivesTheVerdictsOfFreshOnes)
 		EXPECT_EQ(reused.trace, fresh.trace) << name;
 		EXPECT_EQ(reused.results, fresh.results) << name;
 		EXPECT_EQ(reused.spans, fresh.spans) << name;
+		EXPECT_EQ(reused.between, fresh.between) << name;
 		EXPECT_EQ(reused.linearize_note, fresh.linearize_note) << name;
 		programs++;
 		concurrent += p->concurrent;

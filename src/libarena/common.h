@@ -72,6 +72,13 @@ public:
 		~WriteWatch() = default;
 	};
 	void watch(WriteWatch *w) { watch_ = w; }
+	// Not libarena: told of every successful alloc_pages (the buddy runner
+	// notes which CPU grew the arena by a chunk).
+	void on_alloc_pages(void (*f)(void *arg, u32 cnt), void *arg)
+	{
+		alloc_seen_ = f;
+		alloc_seen_arg_ = arg;
+	}
 	void written(u64 lo, u64 hi)
 	{
 		if (watch_)
@@ -82,6 +89,8 @@ private:
 	std::unique_ptr<Machine> m_;
 	u64 base_ = 0;
 	WriteWatch *watch_ = nullptr;
+	void (*alloc_seen_)(void *, u32) = nullptr;
+	void *alloc_seen_arg_ = nullptr;
 };
 #endif
 

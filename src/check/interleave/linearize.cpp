@@ -67,6 +67,28 @@ public:
 		return r;
 	}
 
+	// An mmap of the map fd beside another thread's close of that fd (one
+	// process, one fd table): mmap takes its file when it begins (fget in
+	// ksys_mmap_pgoff) and picks its address much later, under
+	// mmap_write_lock, so it can succeed as if before the close and be
+	// placed as if after ops that came after the close, which no order of
+	// whole ops gives (found by the threads fuzz target at v2 in 9 minutes,
+	// 2026-12-05: a close, then a reserve on one thread while another's
+	// mmap of the map waited for mmap_write_lock; the mmap succeeded below
+	// the reserve). Candidates that pin the file an mmap took, as they pin
+	// the addresses an op read, would check it; until then a group of this
+	// shape that no order explains is not checked.
+	bool mmap_beside_close() const
+	{
+		for (const Group &g : groups_)
+			for (size_t i = g.begin; i < g.end; i++)
+				for (size_t j = g.begin; j < g.end; j++)
+					if (p_.ops[i].kind == OpKind::mmap && p_.ops[j].kind == OpKind::close &&
+					    p_.ops[i].proc == p_.ops[j].proc && p_.ops[i].thread != p_.ops[j].thread)
+						return true;
+		return false;
+	}
+
 	// The history and the closest order tried, for the report.
 	std::string history(const OrderResult &r) const
 	{
@@ -328,6 +350,10 @@ LinearizeResult check_linearizable(const Program &p, const Config &cfg, const st
 	if (r.kind == OrderResult::too_many || spec.undecided()) {
 		out.note = "linearizability not checked: too many orders (" + std::to_string(r.orders) + " in the first group, " +
 			   std::to_string(cap) + " replayed without a decision)";
+		return out;
+	}
+	if (spec.mmap_beside_close()) {
+		out.note = "linearizability not checked: an mmap beside another thread's close of the map fd";
 		return out;
 	}
 	out.violation = Violation{Invariant::not_linearizable, spec.history(r)};

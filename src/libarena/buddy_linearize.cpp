@@ -96,10 +96,9 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 			if (v.between[e].after == id)
 				search.threads[ops[id].cpu].push_back(n + e);
 	}
-	for (size_t e = 0; e < m && !p.joins.empty(); e++)
+	for (size_t e = 0; e < m; e++)
 		group.push_back(group[v.between[e].after]);
-	if (!p.joins.empty())
-		search.group = std::move(group);
+	search.group = std::move(group);
 	// The completion order first (a linearization of most correct runs),
 	// and never an element before one that ended before it began, unless a
 	// handler at a point inside an op ran across another CPU's op

@@ -190,9 +190,9 @@ private:
 	size_t between_op_[BUDDY_NR_CPUS] = {};
 	size_t steps_ = 0;  // the ops and pinned handlers begun (BuddyVerdict::failed_step)
 	// (concurrent) Per CPU: its current op or handler between ops got a new
-	// chunk; per op and per BuddyVerdict::between entry: it did.
+	// chunk; the spans of the ops and handlers that did.
 	bool grew_[BUDDY_NR_CPUS] = {};
-	std::vector<char> op_grew_, between_grew_;
+	std::vector<std::pair<u64, u64>> grown_;
 	int reinit_cpu_ = -1;  // the CPU inside a reinit op (its NMI handlers do nothing)
 	bool done_[BUDDY_NR_CPUS] = {true, true, true, true};  // (concurrent) a CPU's task has run its ops
 	// An NMI armed on a CPU (at=), and a serial.
@@ -517,16 +517,9 @@ void Runner::alloc_seen(void *self, u32 cnt)
 // 2026-12-05). Such a run is not checked.
 void Runner::note_racing_growth()
 {
-	std::vector<std::pair<u64, u64>> grew;
-	for (size_t i = 0; i < op_grew_.size(); i++)
-		if (op_grew_[i])
-			grew.push_back(v_.spans[i]);
-	for (size_t e = 0; e < between_grew_.size(); e++)
-		if (between_grew_[e])
-			grew.push_back(v_.between[e].span);
-	for (size_t a = 0; a < grew.size(); a++)
-		for (size_t b = a + 1; b < grew.size(); b++)
-			if (grew[a].first < grew[b].second && grew[b].first < grew[a].second && v_.linearize_note.empty())
+	for (size_t a = 0; a < grown_.size(); a++)
+		for (size_t b = a + 1; b < grown_.size(); b++)
+			if (grown_[a].first < grown_[b].second && grown_[b].first < grown_[a].second && v_.linearize_note.empty())
 				v_.linearize_note = "linearizability not checked: two CPUs got a new chunk at once";
 }
 
@@ -694,8 +687,8 @@ bool Runner::fire_between(const Armed &a, const std::string &where)
 	const bool ok = fire(a, where);
 	v_.between[e].span.second = ++clock_;
 	between_[c] = -1;
-	between_grew_.resize(v_.between.size());
-	between_grew_[e] = grew_[c];
+	if (grew_[c])
+		grown_.push_back(v_.between[e].span);
 	return ok;
 }
 
@@ -1079,8 +1072,8 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;
 	ended(i);
-	if (i < op_grew_.size())
-		op_grew_[i] = grew_[c];
+	if (grew_[c] && i < v_.spans.size())
+		grown_.push_back(v_.spans[i]);
 	if (ok && pending)
 		ok = fire_if_left(c, seq, "op");
 	return ok && check(i);
@@ -1231,7 +1224,6 @@ bool Runner::start()
 	v_.results.resize(p_.ops.size());
 	v_.spans.assign(p_.ops.size(), {0, UINT64_MAX});
 	v_.refs.resize(p_.ops.size());
-	op_grew_.assign(p_.ops.size(), 0);
 	if (pins_)
 		v_.between.resize(pins_->nmis.size());
 	v_.trace.push_back(std::string("level ") + to_string(p_.level));

@@ -73,10 +73,11 @@ Arena::Arena()
 u64 Arena::alloc_pages(u64 addr, u32 cnt)
 {
 	const u64 r = m_->arena_alloc_pages(addr, cnt);
-	if (r)
+	if (r) {
 		written(r, r + u64(cnt) * __PAGE_SIZE);
-	if (r && alloc_seen_)
-		alloc_seen_(alloc_seen_arg_, cnt);
+		if (alloc_seen_)
+			alloc_seen_(alloc_seen_arg_, cnt);
+	}
 	return r;
 }
 

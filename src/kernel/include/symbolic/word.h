@@ -204,7 +204,9 @@ concept literal = std::integral<T> && !std::same_as<T, bool>;
 
 // C's usual arithmetic conversions between the unsigned Word types and a
 // literal: the wider operand's width (int literals take the Word's width)
-template <class A> struct bits_of;
+// (0 for any other type: clang names an operator's return type before it
+// checks the operands' constraint, so this must not be a hard error)
+template <class A> struct bits_of { static constexpr unsigned v = 0; };
 template <unsigned N> struct bits_of<Word<N>> { static constexpr unsigned v = N; };
 template <literal I> struct bits_of<I> { static constexpr unsigned v = sizeof(I) > 4 ? 64 : 32; };
 template <class A, class B>

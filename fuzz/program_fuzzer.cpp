@@ -47,6 +47,14 @@ int concurrent(const uint8_t *data, size_t size)
 	static const bool hooked = (fl::sched::set_pair_hook(count_pair), true);
 	(void)hooked;
 	const fl::Config &cfg = fl::fuzz::build_config();
+	// The run and its linearizability candidates build their machines in the
+	// thread's arena (a bump, where ASan's malloc records a stack per block),
+	// and the next input drops them all at once (check/workspace.h).
+	std::optional<fl::arena::Scope> in_arena;
+	if (fl::machine_reuse() && !fl::arena::active()) {
+		fl::arena::thread_arena().begin_freeze();
+		in_arena.emplace(&fl::arena::thread_arena());
+	}
 	fl::ConcurrentInput in = fl::decode_concurrent(data, size);
 	fl::sched::ByteSchedule schedule(in.schedule, fl::sched::ByteSchedule::failing(in.fail_events));
 	fl::interleave::ScheduleOutcome o = fl::interleave::run_schedule(in.program, cfg, schedule);

@@ -26,31 +26,39 @@ uint8_t ContentsShadow::byte(uint64_t off) const
 
 bool ContentsShadow::known(uint64_t off) const
 {
-	if (unknown_.count(off))
+	if (unknown_.contains(off))
 		return false;
-	return !all_unknown_ || known_.count(off);
+	return !all_unknown_ || known_.contains(off);
 }
 
-void ContentsShadow::learn(uint64_t off)
+uint64_t ContentsShadow::unknown_run_end(uint64_t off, uint64_t limit) const
+{
+	// unknown_'s range, or (all_unknown_) up to the next byte learnt since
+	const uint64_t end = unknown_.contains(off) ? unknown_.end_of(off) : known_.next_after(off);
+	return end < limit ? end : limit;
+}
+
+void ContentsShadow::learn(uint64_t from, uint64_t to)
 {
 	if (all_known())
 		return;
-	unknown_.erase(off);
+	unknown_.remove(from, to);
 	if (all_unknown_)
-		known_.insert(off);
+		known_.add(from, to);
 }
 
 void ContentsShadow::set(uint64_t off, uint8_t v)
 {
 	bytes_[off / kChunk][off % kChunk] = v;
-	learn(off);
+	learn(off, off + 1);
 }
 
 void ContentsShadow::kernel_write(uint64_t offset, const std::vector<uint8_t> &bytes)
 {
-	for (size_t i = 0; i < bytes.size(); i++)
-		if (offset + i < visible_bytes_)
-			set(offset + i, bytes[i]);
+	const uint64_t end = std::min<uint64_t>(offset + bytes.size(), visible_bytes_);
+	for (uint64_t off = offset; off < end; off++)
+		bytes_[off / kChunk][off % kChunk] = bytes[off - offset];
+	learn(offset, end);
 }
 
 void ContentsShadow::concurrent(const Op &op, const Event &ev)
@@ -59,10 +67,8 @@ void ContentsShadow::concurrent(const Op &op, const Event &ev)
 		return;
 	if (op.kind == OpKind::update) {
 		const uint64_t base = uint64_t(op.index) * elem_;
-		for (uint64_t i = 0; i < value_size_; i++) {
-			unknown_.insert(base + i);
-			known_.erase(base + i);
-		}
+		unknown_.add(base, base + value_size_);
+		known_.remove(base, base + value_size_);
 	} else if (op.kind == OpKind::store) {
 		bytes_.clear();
 		unknown_.clear();
@@ -135,9 +141,7 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 		kernel_write(base, v);
 		if (value_size_ > 8) {
 			zero_range(base + 8, base + value_size_);
-			if (!all_known())
-				for (uint64_t off = base + 8; off < base + value_size_; off++)
-					learn(off);
+			learn(base + 8, base + value_size_);
 		}
 		return "";
 	}
@@ -149,14 +153,19 @@ std::string ContentsShadow::observe(Machine &m, const Op &op, uint64_t addr, con
 			i = first_difference(base, ev.data.data(), n);
 			checked_ += i < n ? i + 1 : i;  // up to the first mismatch
 		} else {  // a byte at a time: unknown bytes are learnt, not checked
-			for (; i < n; i++) {
-				if (!known(base + i)) {
-					set(base + i, ev.data[i]);
+			while (i < n) {
+				if (!known(base + i)) {  // learn the run of unknown bytes from here
+					const uint64_t end = unknown_run_end(base + i, base + n);
+					for (uint64_t off = base + i; off < end; off++)
+						bytes_[off / kChunk][off % kChunk] = ev.data[off - base];
+					learn(base + i, end);
+					i = end - base;
 					continue;
 				}
 				checked_++;
 				if (ev.data[i] != byte(base + i))
 					break;
+				i++;
 			}
 		}
 		if (i == n)

@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
+#include "check/offset_ranges.h"
 #include "check/trace.h"
 
 namespace fl {
@@ -50,7 +50,9 @@ private:
 	uint8_t byte(uint64_t off) const;
 	bool known(uint64_t off) const;
 	bool all_known() const { return !all_unknown_ && unknown_.empty(); }
-	void learn(uint64_t off);  // `off` holds what the shadow says (after concurrent writes)
+	// The end of the run of unknown bytes that starts at `off` (not known), at most `limit`.
+	uint64_t unknown_run_end(uint64_t off, uint64_t limit) const;
+	void learn(uint64_t from, uint64_t to);  // [from, to) holds what the shadow says (after concurrent writes)
 	void set(uint64_t off, uint8_t v);
 	void zero_range(uint64_t from, uint64_t to);
 	// The first of `n` bytes at `off` that differs from `data`, or n.
@@ -66,7 +68,7 @@ private:
 	std::unordered_map<uint64_t, Chunk> bytes_;
 	// After concurrent writes: offsets whose value is unknown, or (all_unknown_)
 	// every offset but those written or read since.
-	std::unordered_set<uint64_t> unknown_, known_;
+	OffsetRanges unknown_, known_;
 	bool all_unknown_ = false;
 	uint64_t checked_ = 0;
 };

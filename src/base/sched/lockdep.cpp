@@ -38,6 +38,15 @@ int Lockdep::class_id(const std::string &name)
 	return int(classes_.size() - 1);
 }
 
+int Lockdep::class_id(const LockClass &cls, uint8_t subclass)
+{
+	for (const ClassKey &k : ids_)
+		if (k.cls == &cls && k.subclass == subclass)
+			return k.id;
+	ids_.push_back({&cls, subclass, class_id(class_name(cls, subclass))});
+	return ids_.back().id;
+}
+
 void Lockdep::seed(const SeededEdge &e)
 {
 	int a = class_id(e.from), b = class_id(e.to);
@@ -116,11 +125,8 @@ std::string Lockdep::acquire(int task, const LockClass &cls, uint8_t subclass, c
 {
 	if (ctx == ExecContext::nmi && !cls.nmi_safe)
 		return std::string("NMI context takes ") + cls.name + ", which is not NMI-safe, at " + label;
-	if (cls.sleeps() && !trylock) {
-		std::string r = might_sleep(label + " (" + cls.name + ")", ctx, rcu_depth, atomic_depth);
-		if (!r.empty())
-			return r;
-	}
+	if (cls.sleeps() && !trylock && !might_sleep(label, ctx, rcu_depth, atomic_depth).empty())
+		return might_sleep(label + " (" + cls.name + ")", ctx, rcu_depth, atomic_depth);
 	if (cls.kind == LockKind::rcu || trylock)
 		return {};  // RCU is a context, not an order; a trylock cannot wait
 	// check_deadlock(): the same class (and subclass) again, in any mode
@@ -129,16 +135,16 @@ std::string Lockdep::acquire(int task, const LockClass &cls, uint8_t subclass, c
 	for (const HeldLock &h : held)
 		if (h.cls == &cls && h.subclass == subclass)
 			return "possible recursive locking detected: T" + std::to_string(task) + " already holds " +
-			       class_name(cls, subclass) + " (taken at " + h.at + ") and takes it again at " + label;
-	int to = class_id(class_name(cls, subclass));
+			       class_name(cls, subclass) + " (taken at " + *h.at + ") and takes it again at " + label;
+	int to = class_id(cls, subclass);
 	for (const HeldLock &h : held) {
 		if (h.cls->kind == LockKind::rcu || (nest && h.cls == nest))
 			continue;
-		int from = class_id(class_name(*h.cls, h.subclass));
+		int from = class_id(*h.cls, h.subclass);
 		if (from == to || find_edge(from, to))
 			continue;
 		Edge e{from, to,
-		       "T" + std::to_string(task) + " held " + classes_[size_t(from)] + " (" + h.at + "), took " +
+		       "T" + std::to_string(task) + " held " + classes_[size_t(from)] + " (" + *h.at + "), took " +
 			       classes_[size_t(to)] + " at " + label};
 		out_[size_t(from)].push_back(int(edges_.size()));
 		edges_.push_back(e);

@@ -44,7 +44,7 @@ enum class ExecContext : uint8_t { task, irq, nmi };
 struct HeldLock {
 	const LockClass *cls;
 	uint8_t subclass;
-	std::string at;
+	const std::string *at;  // the interned Label's name (labels live as long as the process)
 	int nmi_depth = 0;  // taken by an NMI handler run on the task (Scheduler::nmi_enter)
 };
 
@@ -69,12 +69,19 @@ private:
 	};
 	static std::string class_name(const LockClass &, uint8_t subclass);
 	int class_id(const std::string &name);
+	int class_id(const LockClass &, uint8_t subclass);  // cached: no name built per acquire
 	const Edge *find_edge(int from, int to) const;
 	// The edges of a path from -> ... -> to, or empty.
 	std::vector<const Edge *> path(int from, int to) const;
 	std::string cycle_report(const Edge &added, const std::vector<const Edge *> &back) const;
 
 	std::vector<std::string> classes_;
+	struct ClassKey {
+		const LockClass *cls;
+		uint8_t subclass;
+		int id;
+	};
+	std::vector<ClassKey> ids_;
 	std::vector<Edge> edges_;
 	std::vector<std::vector<int>> out_;  // class -> edge indices
 };

@@ -46,12 +46,12 @@ void Lockset::forget(const void *lo, const void *hi, const SharedClass &cls)
 		locs_.erase(Key{*it, &cls});
 }
 
-uint32_t Lockset::intern_locks(const std::vector<LockRef> &l)
+uint32_t Lockset::intern_locks(std::span<const LockRef> l)
 {
 	for (size_t i = 0; i < locksets_.size(); i++)
-		if (locksets_[i] == l)
+		if (std::equal(locksets_[i].begin(), locksets_[i].end(), l.begin(), l.end()))
 			return uint32_t(i);
-	locksets_.push_back(l);
+	locksets_.emplace_back(l.begin(), l.end());
 	return uint32_t(locksets_.size() - 1);
 }
 

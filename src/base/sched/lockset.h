@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -63,7 +64,7 @@ struct AccessSite {
 	int context;  // a task, or an NMI handler run on it: accesses of one context are never compared
 	int task;     // for the report
 	bool nmi;
-	std::vector<LockRef> locks;  // sorted by lock
+	std::span<const LockRef> locks;  // sorted by lock (the scheduler's buffer: no copy per access)
 	uint32_t site;               // Label::id of the access ("set_pte_at:pte")
 	uint32_t after;              // Label::id of the task's last scheduling point
 };
@@ -105,7 +106,7 @@ private:
 		}
 	};
 
-	uint32_t intern_locks(const std::vector<LockRef> &);
+	uint32_t intern_locks(std::span<const LockRef>);
 	bool protected_pair(uint32_t a, uint32_t b) const;
 	std::string report(const void *loc, const SharedClass &, const Rec &now, const Rec &then) const;
 

@@ -415,7 +415,7 @@ std::string Scheduler::wait_for_graph() const
 			const Task &ht = *tasks_[size_t(h)];
 			for (const HeldLock &hl : ht.held)
 				if (hl.cls == t->waiting->cls)
-					s += " (taken at " + hl.at + ")";
+					s += " (taken at " + *hl.at + ")";
 		}
 		if (holders.empty())
 			s += " (queued writer ahead)";
@@ -495,7 +495,7 @@ void Scheduler::held_push(const LockClass &cls, const Label &label, bool trylock
 		if (!r.empty())
 			violation("lockdep: " + r);
 	}
-	cur.held.push_back(HeldLock{&cls, subclass, label.name, cur.nmi_depth});
+	cur.held.push_back(HeldLock{&cls, subclass, &label.name, cur.nmi_depth});
 }
 
 void Scheduler::held_pop(const LockClass &cls)
@@ -701,7 +701,7 @@ void Scheduler::user_return(const std::string &what)
 		return;
 	std::string held;
 	for (const HeldLock &h : cur.held)
-		held += (held.empty() ? "" : ", ") + std::string(h.cls->name) + " (taken at " + h.at + ")";
+		held += (held.empty() ? "" : ", ") + std::string(h.cls->name) + " (taken at " + *h.at + ")";
 	if (!cur.vma_wlocks.empty())
 		held += (held.empty() ? "" : ", ") + std::to_string(cur.vma_wlocks.size()) +
 			" VMA write lock(s) (no mmap_write_unlock)";

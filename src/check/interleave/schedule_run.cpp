@@ -5,6 +5,7 @@
 #include "base/order_search.h"
 #include "check/interleave/linearize.h"
 #include "check/interleave/point_invariants.h"
+#include "base/arena.h"
 #include "base/sched/strategy.h"
 
 namespace fl::interleave {
@@ -51,6 +52,7 @@ const sched::Label &syscall_label(OpKind k)
 {
 	static std::vector<const sched::Label *> cache;
 	const size_t i = size_t(k);
+	arena::Pause heap;  /* process state: never in an input's arena */
 	if (cache.size() <= i)
 		cache.resize(i + 1);
 	if (!cache[i])

@@ -65,6 +65,7 @@ private:
 	int shadow_free(u64 a) { return live(a) ? (remove_live(a), 0) : -EINVAL; }
 	int shadow_drain();
 	bool cached(u64 a);
+	std::vector<u64> cached_objects();
 	bool held(u64 a);
 	bool fail(size_t i, std::string what);
 	// The locks CPU cpu holds by their words ("the buddy lock"), "" if none.
@@ -181,7 +182,12 @@ private:
 	Shadow shadow_;
 	CachedObjects point_cached_;  // scratch: what the caches hold, at a point
 	std::vector<u64> live_order_, stale_, deferred_;  // deferred_ (nmi levels): the list's head is back()
-	std::vector<u64> nmi_freed_;  // what NMIs freed during the current drain: it may go back into a cache
+	// What NMIs freed, or left in a cache, during the current drain: it may
+	// be cached after it. An NMI after the drain released its CPU's guard
+	// refills the LIFO it allocates from (the buddy swarm at series, seed
+	// 7001, program 9193: four objects of a refill, on correct code).
+	std::vector<u64> nmi_cached_;
+	int draining_ = -1;  // the CPU whose drain op runs
 	bool busy_[BUDDY_NR_CPUS] = {};
 	u64 clock_ = 0;  // BuddyVerdict::spans
 	// Per CPU: the BuddyVerdict::between entry its handler runs as now (-1:
@@ -350,6 +356,17 @@ bool Runner::cached(u64 a)
 {
 	check_caches(&b_, shadow_.live, &point_cached_, busy_);
 	return point_cached_.count(a) != 0;
+}
+
+// (series) every object the caches and the deferred list hold.
+std::vector<u64> Runner::cached_objects()
+{
+	sched::IgnoreAccesses checker;
+	check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	std::vector<u64> out;
+	for (const auto &[a, order] : point_cached_)
+		out.push_back(a);
+	return out;
 }
 
 bool Runner::fail(size_t i, std::string what)
@@ -727,6 +744,9 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		in_nmi.emplace();
 	const bool was_busy = busy_[c];
 	const std::string interrupted_holds = locks_of(c);
+	// (inside its CPU's drain, the outermost handler) what it leaves cached
+	const bool in_drain = draining_ == c && nmi_depth_[c] == 0;
+	const std::vector<u64> cached_before = in_drain ? cached_objects() : std::vector<u64>();
 	busy_[c] = true;
 	nmi_depth_[c]++;
 	result(a.op, "NMI");
@@ -747,6 +767,10 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		ok = fire_if_left(c, armed_seq_[c], "handler's last call");
 	busy_[c] = was_busy;
 	nmi_depth_[c]--;
+	if (in_drain)
+		for (u64 o : cached_objects())
+			if (std::find(cached_before.begin(), cached_before.end(), o) == cached_before.end())
+				nmi_cached_.push_back(o);
 	// (BuddyVerdict::real_time) at a point inside an op, not between ops or as an op
 	if (clock_ != clock_at_entry && a.depth == 0 && where.rfind("at ", 0) == 0)
 		v_.real_time = false;
@@ -867,7 +891,7 @@ bool Runner::nmi_free(size_t i, size_t slot, const Target &target, buddy_ctx *n)
 		if (failed)
 			lock_failed(i);
 		if (ret == 0 && addr)
-			nmi_freed_.push_back(addr);
+			nmi_cached_.push_back(addr);
 	}
 	return ok;
 }
@@ -936,7 +960,7 @@ bool Runner::free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0)
 					shadow_free(*it);  // series: the deferred list is a cache to its checks
 				if (nmi_level(p_.level) && concurrent_)
 					live_order_.erase(std::find(live_order_.begin(), live_order_.end(), *it));
-				nmi_freed_.push_back(*it);
+				nmi_cached_.push_back(*it);
 			}
 		return expect(i, "the NMI's free_bulk", ret, 0);
 	}
@@ -1172,9 +1196,11 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		}
 		if (sched_)
 			sched_->join_all();
-		nmi_freed_.clear();
+		nmi_cached_.clear();
 		const u64 fails = fails_here(op.cpu);
+		draining_ = op.cpu;
 		const int ret = buddy_cache_drain_all(b);
+		draining_ = -1;
 		if (ret == -ETIMEDOUT && fails_here(op.cpu) != fails) {  // a lock failed: some stay cached
 			outcome(i, std::to_string(ret));
 			lock_failed(i);
@@ -1182,13 +1208,13 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		}
 		if (!expect(i, "buddy_cache_drain_all", ret, 0))
 			return false;
-		// An NMI inside the drain (at buddy_lock:held) frees into its CPU's
-		// LIFO: that object may be cached after the drain, nothing else.
+		// An NMI inside the drain frees into its CPU's LIFO, or refills it:
+		// what it put there may be cached after the drain, nothing else.
 		if (!check_caches(&b_, shadow_.live, &point_cached_, busy_).empty())
 			return true;
 		size_t left = 0;
 		for (const auto &[a, order] : point_cached_)
-			left += std::count(nmi_freed_.begin(), nmi_freed_.end(), a) == 0;
+			left += std::count(nmi_cached_.begin(), nmi_cached_.end(), a) == 0;
 		if (left)
 			return fail(i, "I7: buddy_cache_drain_all left " + std::to_string(left) + " objects cached");
 		return true;

@@ -279,10 +279,26 @@ private:
 	// smaps counted its page) and by the threads fuzz target in 30 minutes
 	// at v2: 4 smaps inside a populate (0 to 129 pages), and 10 one page
 	// short in every candidate beside a load left out.
+	//
+	// So is every smaps after a group where an mmap's populate ran beside
+	// another thread's MADV_DONTNEED: the zap can clear a page the populate
+	// faults in again afterwards, so the pages left are no sequential
+	// order's (the threads fuzz target, 30 minutes at v2: Rss 4 pages after
+	// the group where every order leaves 3).
 	bool rss_beside_partial_change(const Group &g, size_t i) const
 	{
 		if (p_.ops[i].kind != OpKind::smaps)
 			return false;
+		for (const Group &e : groups_) {
+			if (e.begin >= g.begin)
+				break;
+			for (size_t a = e.begin; a < e.end; a++)
+				for (size_t b = e.begin; b < e.end; b++)
+					if (p_.ops[a].kind == OpKind::mmap && (p_.ops[a].flags & uapi::MAP_POPULATE) &&
+					    p_.ops[b].kind == OpKind::madvise && p_.ops[b].advice == uapi::MADV_DONTNEED &&
+					    p_.ops[a].thread != p_.ops[b].thread)
+						return true;
+		}
 		for (size_t j = g.begin; j < g.end; j++) {
 			const Op &o = p_.ops[j];
 			if (o.kind == OpKind::load && relaxed_[j])

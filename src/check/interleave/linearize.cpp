@@ -283,7 +283,7 @@ private:
 	// So is every smaps after a group where an mmap's populate ran beside
 	// another thread's MADV_DONTNEED: the zap can clear a page the populate
 	// faults in again afterwards, so the pages left are no sequential
-	// order's (the threads fuzz target, 30 minutes at v2: Rss 4 pages after
+	// order's (the threads fuzz target, 12 minutes in at v2: Rss 4 pages after
 	// the group where every order leaves 3).
 	bool rss_beside_partial_change(const Group &g, size_t i) const
 	{

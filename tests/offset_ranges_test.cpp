@@ -36,8 +36,9 @@ TEST(OffsetRanges, AgreesWithASetOfOffsets)
 				while (s.count(end))
 					end++;
 				ASSERT_EQ(r.end_of(x), end) << "x " << x;
-				if (auto next = s.upper_bound(x); !s.count(x))
+				if (auto next = s.upper_bound(x); !s.count(x)) {
 					ASSERT_EQ(r.next_after(x), next == s.end() ? UINT64_MAX : *next) << "x " << x;
+				}
 			}
 		}
 	}

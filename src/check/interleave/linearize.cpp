@@ -285,6 +285,8 @@ private:
 	// faults in again afterwards, so the pages left are no sequential
 	// order's (the threads fuzz target, 12 minutes in at v2: Rss 4 pages after
 	// the group where every order leaves 3).
+	static bool populates(const Op &o) { return o.kind == OpKind::mmap && (o.flags & uapi::MAP_POPULATE); }
+	static bool zaps(const Op &o) { return o.kind == OpKind::madvise && o.advice == uapi::MADV_DONTNEED; }
 	bool rss_beside_partial_change(const Group &g, size_t i) const
 	{
 		if (p_.ops[i].kind != OpKind::smaps)
@@ -294,9 +296,7 @@ private:
 				break;
 			for (size_t a = e.begin; a < e.end; a++)
 				for (size_t b = e.begin; b < e.end; b++)
-					if (p_.ops[a].kind == OpKind::mmap && (p_.ops[a].flags & uapi::MAP_POPULATE) &&
-					    p_.ops[b].kind == OpKind::madvise && p_.ops[b].advice == uapi::MADV_DONTNEED &&
-					    p_.ops[a].thread != p_.ops[b].thread)
+					if (populates(p_.ops[a]) && zaps(p_.ops[b]) && p_.ops[a].thread != p_.ops[b].thread)
 						return true;
 		}
 		for (size_t j = g.begin; j < g.end; j++) {
@@ -307,8 +307,7 @@ private:
 				continue;
 			if ((o.kind == OpKind::load || o.kind == OpKind::store) && seen_.events[j].sig)
 				return true;
-			if ((o.kind == OpKind::mmap && (o.flags & uapi::MAP_POPULATE)) ||
-			    (o.kind == OpKind::madvise && o.advice == uapi::MADV_DONTNEED))
+			if (populates(o) || zaps(o))
 				return true;
 		}
 		return false;

@@ -169,15 +169,16 @@ int explore_one(const std::string &file, const Program &p, const Config &c, cons
 		    r.bounded_exhausted ? ", exhausted" : "", (ull)r.pct, (ull)r.pct_new, (ull)r.random,
 		    (ull)r.random_new, r.seconds, r.seconds > 0 ? double(r.schedules) / r.seconds : 0.0,
 		    (ull)r.max_steps, r.finding ? "FINDING" : "no finding");
-	if (r.linearize_unchecked)
-		std::printf("  linearizability not checked on %llu schedules: too many orders\n",
-			    (unsigned long long)r.linearize_unchecked);
-	if (!r.finding)
+	// after the finding's line, which scripts read right under this one
+	const std::string unchecked = r.linearize_unchecked.total ? "  " + r.linearize_unchecked.summary() + "\n" : "";
+	if (!r.finding) {
+		std::printf("%s", unchecked.c_str());
 		return 0;
+	}
 	const interleave::Finding &f = *r.finding;
 	std::string text = format_program(f.program);
-	std::printf("  found by %s at schedule %llu after %.3f s: %s\n", f.strategy.c_str(),
-		    (unsigned long long)f.schedule, f.seconds, f.outcome.verdict().c_str());
+	std::printf("  found by %s at schedule %llu after %.3f s: %s\n%s", f.strategy.c_str(),
+		    (unsigned long long)f.schedule, f.seconds, f.outcome.verdict().c_str(), unchecked.c_str());
 	if (!quiet)
 		std::printf("%s", text.c_str());
 	if (!v.out_dir.empty())
@@ -212,11 +213,15 @@ int swarm_main(const Options &o, const Values &v)
 			    c.name().c_str(), (ull)so.seed, (ull)r.programs, (ull)r.exhausted, (ull)r.schedules,
 			    (ull)r.distinct, (ull)r.repeats, (ull)r.unclassified, r.seconds,
 			    r.seconds > 0 ? double(r.distinct) / r.seconds : 0.0, r.finding ? "FINDING" : "no finding");
-		if (!r.finding)
+		const std::string unchecked =
+			r.linearize_unchecked.total ? "  " + r.linearize_unchecked.summary() + "\n" : "";
+		if (!r.finding) {
+			std::printf("%s", unchecked.c_str());
 			continue;
+		}
 		const interleave::Finding &f = *r.finding;
-		std::printf("  program %llu, found by %s at schedule %llu: %s\n", (ull)r.finding_program,
-			    f.strategy.c_str(), (ull)f.schedule, f.outcome.verdict().c_str());
+		std::printf("  program %llu, found by %s at schedule %llu: %s\n%s", (ull)r.finding_program,
+			    f.strategy.c_str(), (ull)f.schedule, f.outcome.verdict().c_str(), unchecked.c_str());
 		std::string text = format_program(f.program);
 		if (!o.has("--quiet"))
 			std::printf("%s", text.c_str());

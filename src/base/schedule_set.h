@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/unchecked_runs.h"
+
 namespace fl {
 
 class ScheduleSet {
@@ -89,6 +91,7 @@ void add_program_counts(Swarm &s, const Report &x)
 	s.distinct += x.distinct;
 	s.repeats += x.repeats;
 	s.unclassified += x.unclassified;
+	s.linearize_unchecked.add(x.linearize_unchecked);
 }
 
 }  // namespace fl

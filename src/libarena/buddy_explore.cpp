@@ -47,7 +47,7 @@ private:
 		BuddyVerdict v = run_buddy_program(p_, s);
 		r_.schedules++;
 		seen_.add(v.trace_hash);
-		r_.linearize_unchecked += !v.linearize_note.empty();
+		r_.linearize_unchecked.add(v.linearize_note);
 		k_ = std::max(k_, v.steps);
 		if (v.ok)
 			return false;

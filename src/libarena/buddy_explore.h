@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/sched/bounded.h"
+#include "base/unchecked_runs.h"
 #include "libarena/buddy_runner.h"
 
 namespace fl::libarena {
@@ -49,7 +50,7 @@ struct BuddyExploreReport {
 	// Distinct schedules by trace hash (ScheduleSet): distinct + repeats +
 	// unclassified == schedules.
 	uint64_t distinct = 0, repeats = 0, unclassified = 0;
-	uint64_t linearize_unchecked = 0;  // schedules with too many orders to check (buddy_linearize.h)
+	UncheckedRuns linearize_unchecked;  // schedules buddy_linearize.h could not check, and why
 	double seconds = 0;
 	std::optional<BuddyFinding> finding;
 };

@@ -34,6 +34,7 @@ struct BuddySwarmReport {
 	// Over every Program: runs, distinct schedules (within their Program,
 	// by trace hash), repeats, unclassified.
 	uint64_t schedules = 0, distinct = 0, repeats = 0, unclassified = 0;
+	UncheckedRuns linearize_unchecked;
 	double seconds = 0;
 	uint64_t finding_program = 0;  // 1-based, if a finding
 	uint64_t finding_seed = 0;     // the generator's seed of that Program

@@ -103,7 +103,7 @@ private:
 		r_.max_steps = std::max(r_.max_steps, o.sched.steps);
 		r_.decisions += o.decisions;
 		r_.switches += o.sched.switches;
-		r_.linearize_unchecked += !o.linearize_note.empty();
+		r_.linearize_unchecked.add(o.linearize_note);
 		last_steps_ = o.sched.steps;
 		if (!o.finding() || r_.finding)
 			return o.finding();

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "base/unchecked_runs.h"
 #include "check/interleave/schedule_run.h"
 
 namespace fl::interleave {
@@ -60,7 +61,7 @@ struct ExploreReport {
 	uint64_t bounded_new = 0, pct_new = 0, random_new = 0;
 	uint64_t max_steps = 0;
 	uint64_t decisions = 0, switches = 0;       // summed over every schedule
-	uint64_t linearize_unchecked = 0;           // schedules with too many orders to check (linearize.h)
+	UncheckedRuns linearize_unchecked;          // schedules linearize.h could not check, and why
 	double seconds = 0;
 	std::optional<Finding> finding;
 };

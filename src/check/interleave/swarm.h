@@ -30,6 +30,7 @@ struct SwarmReport {
 	// Over every Program: runs, distinct schedules (within their
 	// Program, by trace hash), repeats, unclassified.
 	uint64_t schedules = 0, distinct = 0, repeats = 0, unclassified = 0;
+	UncheckedRuns linearize_unchecked;
 	double seconds = 0;
 	uint64_t finding_program = 0;  // 1-based, if a finding
 	std::optional<Finding> finding;

@@ -62,14 +62,18 @@ int swarm_main(buddy_level level, const BuddyExploreOptions &e, uint64_t max_pro
 		    to_string(level), (ull)o.seed, (ull)r.programs, (ull)r.exhausted, (ull)r.schedules, (ull)r.distinct,
 		    (ull)r.repeats, (ull)r.unclassified, r.seconds, r.seconds > 0 ? double(r.distinct) / r.seconds : 0.0,
 		    r.finding ? "FINDING" : "no finding");
-	if (!r.finding)
+	const std::string unchecked = r.linearize_unchecked.total ? "  " + r.linearize_unchecked.summary() + "\n" : "";
+	if (!r.finding) {
+		std::printf("%s", unchecked.c_str());
 		return 0;
+	}
 	const BuddyFinding &x = *r.finding;
 	if (x.verdict.bad_input)
 		return bad("generated Program " + std::to_string(r.finding_program) + ": " + x.verdict.what);
 	std::printf("  program %llu (generator seed %llu), found by %s at schedule %llu after %.2f s: op %zu: %s%s\n",
 		    (ull)r.finding_program, (ull)r.finding_seed, x.strategy.c_str(), (ull)x.schedule, r.seconds,
 		    x.verdict.op + 1, x.verdict.what.c_str(), x.replay_error.empty() ? " (replays)" : (" -- " + x.replay_error).c_str());
+	std::printf("%s", unchecked.c_str());
 	const std::string text = finding_text(x, level,
 					      "found by buddy-explore --swarm --level " + std::string(to_string(level)) +
 						      " --seed " + std::to_string(o.seed) + " (program " +
@@ -171,11 +175,10 @@ int main(int argc, char **argv)
 		if (r.unclassified)
 			std::printf(", %llu unclassified: set full", (unsigned long long)r.unclassified);
 		std::printf("; bounded %llu%s)", (unsigned long long)r.bounded, r.bounded_exhausted ? ", exhausted" : "");
-		if (r.linearize_unchecked)
-			std::printf(" (linearizability not checked on %llu: too many orders, a lock failed beside an NMI, or the schedule placed one)",
-				    (unsigned long long)r.linearize_unchecked);
+		const std::string unchecked =
+			r.linearize_unchecked.total ? "  " + r.linearize_unchecked.summary() + "\n" : "";
 		if (!r.finding) {
-			std::printf(", no finding\n");
+			std::printf(", no finding\n%s", unchecked.c_str());
 			continue;
 		}
 		const BuddyFinding &x = *r.finding;
@@ -184,6 +187,7 @@ int main(int argc, char **argv)
 		std::printf(", finding at schedule %llu (%s) after %.2f s: op %zu: %s%s\n", (unsigned long long)x.schedule,
 			    x.strategy.c_str(), x.seconds, x.verdict.op + 1, x.verdict.what.c_str(),
 			    x.replay_error.empty() ? " (replays)" : (" -- " + x.replay_error).c_str());
+		std::printf("%s", unchecked.c_str());
 		const std::string text = finding_text(x, p->level, "found by buddy-explore from " + f + " (seed " +
 								       std::to_string(o.seed) + ", " + x.strategy + ")");
 		std::printf("%s", text.c_str());

@@ -4,7 +4,8 @@
 // fewer departures first (breadth first). A departure is a pick other than
 // the default at a step, or an answer to a fail / NMI question
 // (Forced::seen_events), at most max_events questions past the last event
-// departure per branch. Exhaustive for small Programs: exhausted() says the
+// departure per branch; each later in the run than the departures before it,
+// so every schedule's forced prefix replays as it ran. Exhaustive for small Programs: exhausted() says the
 // whole bound ran, which is when an explorer can stop re-walking a Program.
 #pragma once
 

@@ -258,7 +258,7 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 	int pick = def;
 	cur.at_label = label.id;
 	if (runnable_.size() >= 2 && !draining_) {
-		Decision d{current_, current_runnable, label.id, occ, &runnable_, def, result_.steps};
+		Decision d{current_, current_runnable, label.id, occ, &runnable_, def, result_.steps, events_};
 		result_.steps++;
 		{
 			arena::Pause heap;

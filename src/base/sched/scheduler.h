@@ -37,7 +37,8 @@ struct Decision {
 	const std::vector<int> *runnable;  // sorted ids, non-empty
 	int default_choice;
 	uint64_t step;                // decisions with >= 2 runnable tasks so far
-	uint64_t event = 0;           // fail and nmi questions asked so far (Strategy::fail, nmi)
+	uint64_t event = 0;           // fail and nmi questions asked so far (Strategy::fail, nmi);
+	                              // a question's own number, a pick's count of those before it
 };
 
 class Strategy {

@@ -44,14 +44,14 @@ int Pct::pick(const Decision &d)
 
 int Forced::pick(const Decision &d)
 {
-	seen_.push_back(Seen{d.step, d.current, d.current_runnable, *d.runnable, d.default_choice});
+	seen_.push_back(Seen{d.step, d.current, d.current_runnable, *d.runnable, d.default_choice, d.event});
 	auto it = picks_.find(d.step);
 	return it == picks_.end() ? d.default_choice : it->second;
 }
 
 int Forced::answer(const Decision &d, bool nmi, const std::vector<int> &pending)
 {
-	seen_events_.push_back(SeenEvent{d.event, nmi, pending});
+	seen_events_.push_back(SeenEvent{d.event, nmi, pending, d.step});
 	auto it = events_.find(d.event);
 	return it == events_.end() ? -1 : it->second;
 }

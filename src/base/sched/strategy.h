@@ -107,12 +107,15 @@ private:
 
 class Forced final : public Strategy {
 public:
+	// Each decision and question carries the other kind's count so far,
+	// which orders them in time (BoundedSearch::expand).
 	struct Seen {
 		uint64_t step;
 		int current;
 		bool current_runnable;
 		std::vector<int> runnable;
 		int default_choice;
+		uint64_t events_before;  // questions asked before this pick
 	};
 	// A fail or nmi question (Decision::event) it was asked: what a
 	// bounded search may branch on. pending is empty for a fail question.
@@ -120,6 +123,7 @@ public:
 		uint64_t event;
 		bool nmi;
 		std::vector<int> pending;
+		uint64_t step;  // picks made before this question
 	};
 	// events: the answer per question (fail: 1 = fail; nmi: the handler).
 	explicit Forced(std::map<uint64_t, int> picks, std::map<uint64_t, int> events = {})

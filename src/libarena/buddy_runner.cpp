@@ -1371,6 +1371,8 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 				end_nmi(p_.ops[i].cpu);
 			for (size_t k = 0; pins_ && i < pins_->fire_after.size() && k < pins_->fire_after[i].size() && v_.ok; k++)
 				fire_pinned(pins_->fire_after[i][k]);
+			if (pins_ && pins_->enough && v_.ok && pins_->enough(v_, steps_))
+				return v_;
 		}
 		for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
 			end_nmi(c);

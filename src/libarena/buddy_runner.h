@@ -7,6 +7,7 @@
 // target, the property tests, the explorer and the ctest replay share.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,10 @@ struct BuddyPins {
 	};
 	std::vector<PinnedNmi> nmis;
 	std::vector<std::vector<size_t>> fire_after;  // per op position: the handlers (nmis) that follow it
+	// (optional) Asked after each op position and the handlers after it,
+	// with the verdict so far and the elements of the order begun: true
+	// ends the run there (the check has the first difference it looks for).
+	std::function<bool(const BuddyVerdict &, size_t begun)> enough;
 };
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
 

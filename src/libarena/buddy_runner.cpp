@@ -2,6 +2,7 @@
 #include "libarena/buddy_runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -18,6 +19,8 @@ namespace fl::libarena {
 namespace {
 
 bool nmi_level(buddy_level l) { return l == buddy_level::nmi_deferred || l == buddy_level::ret_overwrite; }
+
+std::atomic<bool> g_point_reuse{true};  // set_buddy_point_check_reuse
 
 class Runner {
 public:
@@ -139,6 +142,12 @@ private:
 	bool fire_if_left(int cpu, u64 seq, const char *why);
 	bool check(size_t i);
 	std::string point_check();
+	// The state the last point check passed (point_check).
+	struct Passed {
+		u64 writes = ~u64(0), live = 0;
+		bool busy[BUDDY_NR_CPUS] = {};
+	} passed_;
+	u64 live_changes_ = 0;  // shadow_.live changed (point_check)
 	void poison_past_count();
 	static constexpr u64 kXferPoison = 0xdead00000000000bull;  // not 16-aligned: never an object
 	bool check_deferred(size_t i, const char *where);
@@ -312,6 +321,7 @@ void Runner::add_live(u64 a, u64 order, u64 ref)
 	ref_of_[a] = ref;
 	addr_of_[ref] = a;
 	shadow_.live[a] = order;
+	live_changes_++;
 	live_order_.push_back(a);
 	// A free still in flight whose object is handed out again (an NMI's
 	// alloc after the free's unlock) is done with it: a free of it now is of
@@ -323,6 +333,7 @@ void Runner::add_live(u64 a, u64 order, u64 ref)
 void Runner::remove_live(u64 a)
 {
 	shadow_.live.erase(a);
+	live_changes_++;
 	// (concurrent, nmi levels) an object freed in NMI left live_order_ then
 	if (auto it = std::find(live_order_.begin(), live_order_.end(), a); it != live_order_.end())
 		live_order_.erase(it);
@@ -431,12 +442,25 @@ bool Runner::check(size_t i)
 
 // At every named point and scheduling decision: the caches' bounds and
 // guards (I8, I10), the cheap part of I1 (no cached object is a caller's).
+// A function of the arena's bytes, the live objects and which CPUs are
+// inside an op: a state that passed passes again, so a point with none of
+// them changed since the last pass (the scheduler's decision right after
+// the named point it follows, a point after loads only) is not checked
+// again (BuddyRunner.PointChecksSkipNoStateTheyHaveNotPassed).
 std::string Runner::point_check()
 {
+	const bool passed = g_point_reuse && passed_.writes == arena_.writes() && passed_.live == live_changes_ &&
+			    std::equal(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
+	if (passed && buddy_check_mode() != BuddyCheckMode::compare)
+		return "";
 	sched::IgnoreAccesses checker;
 	std::string bad = check_caches(&b_, shadow_.live, &point_cached_, busy_);
-	if (bad.empty())
-		poison_past_count();
+	if (!bad.empty())
+		return passed ? "checker: the point check skipped a state it had passed, which now says '" + bad + "'" : bad;
+	poison_past_count();  // (its own writes are part of the state that passed)
+	passed_.writes = arena_.writes();
+	passed_.live = live_changes_;
+	std::copy(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
 	return bad;
 }
 
@@ -1013,6 +1037,7 @@ bool Runner::store(size_t i, size_t slot, const Target &target, u64 value, bool 
 		return true;
 	}
 	const u64 size = 16ull << shadow_.live[addr];
+	live_changes_++;  // (operator[] adds an address no live object starts at)
 	// An object with any address of it freed in NMI is not the user's any
 	// more: the deferred push wrote its link at that address, unchecked
 	// (an interior or unaligned free is refused only at the drain).
@@ -1229,6 +1254,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		reinit_cpu_ = op.cpu;
 		buddy_destroy(b);
 		shadow_ = Shadow{};
+		live_changes_++;
 		live_order_.clear();
 		stale_.clear();
 		deferred_.clear();
@@ -1421,6 +1447,8 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 }
 
 }  // namespace
+
+void set_buddy_point_check_reuse(bool on) { g_point_reuse = on; }
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p)
 {

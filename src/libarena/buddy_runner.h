@@ -105,6 +105,11 @@ struct BuddyPins {
 };
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
 
+// The checks at every named point and scheduling decision skip a state they
+// passed (nothing written to the arena, no live object more or less, the
+// same CPUs inside an op): on unless a test turns it off to compare.
+void set_buddy_point_check_reuse(bool on);
+
 // The same, one op at a time, sequentially (the RapidCheck stateful model drives this).
 class BuddySession {
 public:

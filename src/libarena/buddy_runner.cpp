@@ -24,14 +24,18 @@ std::atomic<bool> g_point_reuse{true};  // set_buddy_point_check_reuse
 
 class Runner {
 public:
-	// On an arena fresh from its map's creation (buddy_workspace.h).
-	Runner(const BuddyProgram &p, Arena &arena, const BuddyPins *pins = nullptr) : p_(p), pins_(pins), arena_(arena)
+	// On an arena fresh from its map's creation, or (started) as another
+	// runner's start() of the same level and kind left it (buddy_workspace.h).
+	Runner(const BuddyProgram &p, Arena &arena, const BuddyPins *pins = nullptr, bool started = false)
+		: p_(p), pins_(pins), arena_(arena), started_(started)
 	{
 		b_.level = p.level;
 		b_.open_upstream = p.open_upstream;
 		b_.buddy = arena_.base() + (u64(ARENA_PAGES) - 1) * __PAGE_SIZE;  // among the arena globals
-		arena_.machine().store(0, b_.buddy, 8, 0);  // libbpf writes the globals: the page exists
-		arena_.reserve_pages(arena_.base(), 8);     // arena_alloc_reserve
+		if (!started_) {
+			arena_.machine().store(0, b_.buddy, 8, 0);  // libbpf writes the globals: the page exists
+			arena_.reserve_pages(arena_.base(), 8);     // arena_alloc_reserve
+		}
 		faults_.at_point = &Runner::at_point;
 		faults_.point_arg = this;
 		if (pins_)
@@ -184,6 +188,7 @@ private:
 	const BuddyPins *pins_;
 	std::map<u64, u64> ref_of_, addr_of_;  // object address <-> ref_id, latest allocation
 	Arena &arena_;
+	bool started_;  // the arena is as start() leaves it: no buddy_init here
 	IncrementalBuddyCheck checker_{arena_};  // check_buddy after every op, on what the op changed
 	buddy_faults faults_;
 	buddy_ctx b_{&arena_, 0, &faults_};
@@ -1279,7 +1284,7 @@ bool Runner::start()
 	if (pins_)
 		v_.between.resize(pins_->nmis.size());
 	v_.trace.push_back(std::string("level ") + to_string(p_.level));
-	if (!arena_.ok() || buddy_init(&b_) != 0)
+	if (!arena_.ok() || (!started_ && buddy_init(&b_) != 0))
 		return fail(0, "the arena or buddy_init failed");
 	return true;
 }
@@ -1450,22 +1455,43 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 
 void set_buddy_point_check_reuse(bool on) { g_point_reuse = on; }
 
+namespace {
+
+// A Runner for p on the arena its level's start left (buddy_workspace.h):
+// start() is the same for every Program of a level, open or not upstream,
+// and kind of run (a candidate skips the checks at the points of its
+// buddy_init, so its arena is another one), and its verdict is its checks'.
+BuddyVerdict run_started(const BuddyProgram &p, const BuddyPins *pins, sched::Strategy *strategy)
+{
+	const BuddyStartKey key{p.level, p.open_upstream, pins ? 1 : 0};
+	auto start = [&](Arena &a) {
+		BuddyProgram none;
+		none.level = p.level;
+		none.open_upstream = p.open_upstream;
+		const BuddyPins no_pins;
+		Runner r(none, a, pins ? &no_pins : nullptr);
+		return r.start() && r.verdict().ok;
+	};
+	return with_started_buddy_arena(key, start, [&](Arena &a, bool started) {
+		return Runner(p, a, pins, started).run(strategy);
+	});
+}
+
+}  // namespace
+
 BuddyVerdict run_buddy_program(const BuddyProgram &p)
 {
-	BuddyVerdict v = with_buddy_arena([&](Arena &a) { return Runner(p, a).run(nullptr); });
+	BuddyVerdict v = run_started(p, nullptr, nullptr);
 	if (p.concurrent && linearize_enabled())
 		check_buddy_linearizable(p, v);
 	return v;
 }
 
-BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins)
-{
-	return with_buddy_arena([&](Arena &a) { return Runner(p, a, &pins).run(nullptr); });
-}
+BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins) { return run_started(p, &pins, nullptr); }
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s)
 {
-	BuddyVerdict v = with_buddy_arena([&](Arena &a) { return Runner(p, a).run(&s); });
+	BuddyVerdict v = run_started(p, nullptr, &s);
 	if (linearize_enabled())
 		check_buddy_linearizable(p, v);
 	return v;

@@ -75,6 +75,9 @@ private:
 
 // The calling thread's arena (created on first use).
 Arena &thread_arena();
+// Another arena (a second frozen state a thread restores by turns), known
+// to operator delete on every thread, never destroyed.
+Arena &registered_arena();
 
 // While a Scope lives, operator new on this thread allocates from `a`, or
 // from the heap when a is null (even inside another Scope).

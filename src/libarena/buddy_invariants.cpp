@@ -278,12 +278,48 @@ std::string check_buddy_shallow(buddy_ctx *b, Shadow *shadow, BuddyLayout *layou
 	return "";
 }
 
+// Which slots of the chunk being checked head a free block, and its order:
+// stamped with the check's number, so no check clears 64 Ki entries. Kept
+// for the thread (on the heap: buddy_workspace.h).
+struct FreeSlots {
+	std::vector<u32> stamp = std::vector<u32>(BUDDY_CHUNK_ITEMS);
+	std::vector<u8> order = std::vector<u8>(BUDDY_CHUNK_ITEMS);
+	u32 now = 0;
+	static FreeSlots &scratch()
+	{
+		thread_local FreeSlots slots = [] {
+			arena::Pause heap;
+			return FreeSlots();
+		}();
+		return slots;
+	}
+	void next()
+	{
+		if (++now == 0) {  // wrapped: no stamp may look current
+			std::fill(stamp.begin(), stamp.end(), 0);
+			now = 1;
+		}
+	}
+	bool has(u64 idx) const { return stamp[idx] == now; }
+	void add(u64 idx, u64 o)
+	{
+		stamp[idx] = now;
+		order[idx] = u8(o);
+	}
+};
+
+// Sorted (idx, order) pairs: the checks below walk blocks in index order,
+// as ordered maps would, without a node per block.
+using Blocks = std::vector<std::pair<u64, u64>>;
+
 std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held)
 {
 	Arena &a = *b->arena;
 	ChunkMeta m(a, c);
 	// I6 and I3: walk every free list
-	std::map<u64, u64> free_blocks;
+	FreeSlots &seen = FreeSlots::scratch();
+	seen.next();
+	Blocks free_blocks;
 	for (u64 o = 0; o < BUDDY_CHUNK_NUM_ORDERS; o++) {
 		u64 prev = BUDDY_CHUNK_ITEMS;
 		u64 steps = 0;
@@ -294,21 +330,35 @@ std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held)
 				return "I3: free block " + std::to_string(i) + " on freelist " + std::to_string(o) +
 				       " has allocated=" + std::to_string(m.allocated(i)) + " order " +
 				       std::to_string(m.order(i));
-			if (!free_blocks.emplace(i, o).second)
+			if (seen.has(i))
 				return "I3: block " + std::to_string(i) + " is on a free list twice";
-			const u64 h = c + 16 * i + BUDDY_HEADER_OFF;
-			if (a.load32(h + HDR_PREV) != prev)
+			seen.add(i, o);
+			free_blocks.emplace_back(i, o);
+			// the header in one read (an absent page reads zeros, as load32's)
+			u8 hdr[SIZEOF_BUDDY_HEADER] = {};
+			(void)a.machine().arena_kernel_read(c + 16 * i + BUDDY_HEADER_OFF, hdr, u32(SIZEOF_BUDDY_HEADER));
+			u32 hdr_prev, hdr_next;
+			std::memcpy(&hdr_prev, hdr + HDR_PREV, 4);
+			std::memcpy(&hdr_next, hdr + HDR_NEXT, 4);
+			if (hdr_prev != prev)
 				return "I6: block " + std::to_string(i) + " prev is not its predecessor";
 			prev = i;
-			i = a.load32(h + HDR_NEXT);
+			i = hdr_next;
 		}
 	}
+	std::sort(free_blocks.begin(), free_blocks.end());
 	// I2 and I4: metadata + live + free tile [0, 65536); bits only at allocated starts
-	std::map<u64, u64> all = metadata_blocks();
+	Blocks all(metadata_blocks().begin(), metadata_blocks().end());
 	for (auto [addr, order] : held)
-		all[(addr - c) / 16] = order;
-	const size_t allocated_starts = all.size();
-	for (auto [idx, order] : all) {
+		all.emplace_back((addr - c) / 16, order);
+	// by index; of two at one index the later stands (a held object over a metadata block)
+	std::stable_sort(all.begin(), all.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+	Blocks allocated;
+	for (size_t k = 0; k < all.size(); k++)
+		if (k + 1 == all.size() || all[k + 1].first != all[k].first)
+			allocated.push_back(all[k]);
+	const size_t allocated_starts = allocated.size();
+	for (auto [idx, order] : allocated) {
 		if (!m.allocated(idx))
 			return "I4: allocated block " + std::to_string(idx) + " has no allocated bit";
 		if (!metadata_blocks().count(idx) && m.order(idx) != order)
@@ -316,20 +366,32 @@ std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held)
 			       std::to_string(m.order(idx)) + ", not " + std::to_string(order);
 	}
 	for (auto [idx, order] : free_blocks)
-		if (!all.emplace(idx, order).second)
+		if (std::binary_search(allocated.begin(), allocated.end(), std::pair<u64, u64>(idx, 0),
+				       [](const auto &x, const auto &y) { return x.first < y.first; }))
 			return "I1: free block " + std::to_string(idx) + " is also allocated";
 	u64 next = 0;
-	for (auto [idx, order] : all) {
+	auto tile = [&](u64 idx, u64 order) -> std::string {
 		if (idx != next)
 			return "I2: slots " + std::to_string(next) + ".." + std::to_string(idx) + " of chunk " + hex(c) +
 			       (idx < next ? " are covered twice" : " are neither free nor allocated (lost)");
 		next = idx + (1ull << order);
+		return "";
+	};
+	for (size_t x = 0, f = 0; x < allocated.size() || f < free_blocks.size();) {  // both, in index order
+		const bool from_allocated =
+			f == free_blocks.size() || (x < allocated.size() && allocated[x].first < free_blocks[f].first);
+		const auto [idx, order] = from_allocated ? allocated[x++] : free_blocks[f++];
+		if (std::string bad = tile(idx, order); !bad.empty())
+			return bad;
 	}
 	if (next != BUDDY_CHUNK_ITEMS)
 		return "I2: chunk " + hex(c) + " tiles only " + std::to_string(next) + " slots";
 	size_t bits = 0;
-	for (u64 i = 0; i < BUDDY_CHUNK_ITEMS / 8; i++)
-		bits += size_t(__builtin_popcount(m.bytes[CHUNK_ALLOCATED + i]));
+	for (u64 i = 0; i < BUDDY_CHUNK_ITEMS / 8; i += 8) {  // a word at a time: 1,024 words, not 8,192 bytes
+		u64 w;
+		std::memcpy(&w, &m.bytes[CHUNK_ALLOCATED + i], 8);
+		bits += size_t(__builtin_popcountll(w));
+	}
 	if (bits != allocated_starts)
 		return std::string(has_caches(b->level) ? "I9 (lost or duplicated across caches)" : "I4") + ": chunk " + hex(c) + " has " + std::to_string(bits) + " allocated bits for " +
 		       std::to_string(allocated_starts) + " allocated blocks";
@@ -337,13 +399,15 @@ std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held)
 	for (auto [idx, order] : free_blocks) {
 		if (order + 1 >= BUDDY_CHUNK_NUM_ORDERS)
 			continue;
-		auto it = free_blocks.find(idx ^ (1ull << order));
-		if (it != free_blocks.end() && it->second == order)
-			return "I5: free buddies " + std::to_string(idx) + " and " + std::to_string(it->first) +
+		const u64 buddy = idx ^ (1ull << order);
+		if (seen.has(buddy) && seen.order[buddy] == order)
+			return "I5: free buddies " + std::to_string(idx) + " and " + std::to_string(buddy) +
 			       " of order " + std::to_string(order) + " were not merged";
 	}
 	// I7: a chunk with nothing allocated is back to its pristine carve-out
-	if (allocated_starts == metadata_blocks().size() && free_blocks != pristine_free_blocks())
+	if (allocated_starts == metadata_blocks().size() &&
+	    !std::equal(free_blocks.begin(), free_blocks.end(), pristine_free_blocks().begin(), pristine_free_blocks().end(),
+			[](const auto &x, const auto &y) { return x.first == y.first && x.second == y.second; }))
 		return "I7: chunk " + hex(c) + " has nothing allocated but is not pristine";
 	return "";
 }

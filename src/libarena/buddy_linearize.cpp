@@ -2,6 +2,8 @@
 #include "libarena/buddy_linearize.h"
 
 #include <algorithm>
+#include <atomic>
+#include <numeric>
 
 #include "base/order_search.h"
 
@@ -61,7 +63,34 @@ size_t settled(const Elements &el, const std::vector<size_t> &order, size_t k)
 	return k;
 }
 
+std::atomic<bool> g_shortcuts{true};
+
+// The elements in the order they began in the concurrent run, if that is
+// one of the orders the search tries (each CPU's order, the groups in
+// turn; an element that began after another ended comes after it by
+// construction); empty if not.
+std::vector<size_t> began_order(const Elements &el, const OrderSearch &search)
+{
+	std::vector<size_t> order(el.n() + el.v.between.size());
+	std::iota(order.begin(), order.end(), size_t(0));
+	auto began = [&](size_t id) { return id < el.n() ? el.v.spans[id].first : el.v.between[id - el.n()].span.first; };
+	std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return began(a) < began(b); });
+	std::vector<size_t> rank(order.size());
+	for (size_t k = 0; k < order.size(); k++)
+		rank[order[k]] = k;
+	for (const std::vector<size_t> &thread : search.threads)
+		for (size_t j = 1; j < thread.size(); j++)
+			if (rank[thread[j - 1]] > rank[thread[j]])
+				return {};
+	for (size_t k = 1; k < order.size(); k++)
+		if (search.group[order[k - 1]] > search.group[order[k]])
+			return {};
+	return order;
+}
+
 }  // namespace
+
+void set_buddy_linearize_shortcuts(bool on) { g_shortcuts = on; }
 
 void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 {
@@ -118,11 +147,16 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	pins.fails = v.fails;
 	for (const auto &b : v.between)
 		pins.nmis.push_back({b.armed_by, ops[b.after].cpu});
+	const bool shortcuts = g_shortcuts;
 	std::vector<size_t> position;  // per order position: the candidate op's, or the handler's
-	std::vector<size_t> closest;
-	size_t closest_pos = 0, closest_k = 0;  // where it is settled, the element that differs
-	std::string closest_got;
-	const OrderResult r = search_orders(search, [&](const std::vector<size_t> &order) -> size_t {
+	std::vector<std::pair<size_t, size_t>> by_settled;  // (where element k is settled, k), in that order
+	// One candidate: where its first settled difference is (kMatch: none),
+	// which element's, and what it gave there.
+	struct Replayed {
+		size_t bad = kMatch, bad_k = 0;
+		std::string got;
+	};
+	auto replay = [&](const std::vector<size_t> &order) {
 		q.ops.clear();
 		pins.orig.clear();
 		pins.refs.clear();
@@ -143,32 +177,75 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 			pins.refs.push_back(v.refs[id]);
 			pins.fire_after.emplace_back();
 		}
+		auto result_of = [&](const BuddyVerdict &w, size_t k) -> const std::string & {
+			return order[k] < n ? w.results[position[k]] : w.between[position[k]].result;
+		};
+		// The run stops once an element settled in the positions run so far
+		// differs: a result only grows, and is complete where it is settled,
+		// so the first settled difference is the one the whole run would
+		// give (BuddyLinearize.ShortcutsGiveTheVerdictsOfThePlainSearch).
+		size_t next = 0;
+		if (shortcuts) {
+			by_settled.clear();
+			for (size_t k = 0; k < order.size(); k++)
+				by_settled.emplace_back(settled(el, order, k), k);
+			std::sort(by_settled.begin(), by_settled.end());
+			pins.enough = [&](const BuddyVerdict &w, size_t begun) {
+				for (; next < by_settled.size() && by_settled[next].first < begun; next++)
+					if (result_of(w, by_settled[next].second) != el.seen(order[by_settled[next].second]))
+						return true;
+				return false;
+			};
+		}
 		const BuddyVerdict w = run_buddy_program(q, pins);
+		pins.enough = nullptr;
 		// The first settled difference, and which element's; nothing past a
 		// failure of the sequential run's own checks is compared.
-		size_t bad = kMatch, bad_k = 0;
-		std::string got;
+		Replayed c;
 		const size_t failed = w.ok ? order.size() : std::min(w.failed_step, order.size() - 1);
 		for (size_t k = 0; k < order.size(); k++) {
 			const size_t at = settled(el, order, k);
-			const std::string &result = order[k] < n ? w.results[position[k]] : w.between[position[k]].result;
-			if (at < failed && at < bad && result != el.seen(order[k])) {
-				bad = at;
-				bad_k = k;
-				got = result;
+			const std::string &result = result_of(w, k);
+			if (at < failed && at < c.bad && result != el.seen(order[k])) {
+				c.bad = at;
+				c.bad_k = k;
+				c.got = result;
 			}
 		}
-		if (failed < order.size() && failed < bad) {
-			bad = bad_k = failed;
-			got = "a sequential failure: " + w.what;
+		if (failed < order.size() && failed < c.bad) {
+			c.bad = c.bad_k = failed;
+			c.got = "a sequential failure: " + w.what;
 		}
-		if (bad != kMatch && (closest.empty() || bad > closest_pos)) {
+		return c;
+	};
+	// The order the elements began in first: in a run whose ops seldom
+	// overlap, an op's effect comes near its start (a lock taken or failed
+	// at once, then a switch), so this order is a linearization of most
+	// correct runs, where the completion order the search starts from is
+	// not (the grown buddy-series corpus: 1,078 of 1,098 concurrent runs
+	// match it, against 614 for the completion order, and 1,542 replays
+	// in all against 13,282). It is one of the orders the search tries, so
+	// a match is the search's verdict; otherwise the search runs as
+	// without it, reusing this replay if it comes to the same order.
+	std::vector<size_t> began;
+	Replayed began_replay;
+	if (shortcuts) {
+		began = began_order(el, search);
+		if (!began.empty() && (began_replay = replay(began)).bad == kMatch)
+			return;
+	}
+	std::vector<size_t> closest;
+	size_t closest_pos = 0, closest_k = 0;  // where it is settled, the element that differs
+	std::string closest_got;
+	const OrderResult r = search_orders(search, [&](const std::vector<size_t> &order) -> size_t {
+		const Replayed c = !began.empty() && order == began ? began_replay : replay(order);
+		if (c.bad != kMatch && (closest.empty() || c.bad > closest_pos)) {
 			closest = order;
-			closest_pos = bad;
-			closest_k = bad_k;
-			closest_got = got;
+			closest_pos = c.bad;
+			closest_k = c.bad_k;
+			closest_got = c.got;
 		}
-		return bad;
+		return c.bad;
 	});
 	switch (r.kind) {
 	case OrderResult::linearizable:

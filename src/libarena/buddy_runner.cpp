@@ -2,6 +2,7 @@
 #include "libarena/buddy_runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -19,16 +20,22 @@ namespace {
 
 bool nmi_level(buddy_level l) { return l == buddy_level::nmi_deferred || l == buddy_level::ret_overwrite; }
 
+std::atomic<bool> g_point_reuse{true};  // set_buddy_point_check_reuse
+
 class Runner {
 public:
-	// On an arena fresh from its map's creation (buddy_workspace.h).
-	Runner(const BuddyProgram &p, Arena &arena, const BuddyPins *pins = nullptr) : p_(p), pins_(pins), arena_(arena)
+	// On an arena fresh from its map's creation, or (started) as another
+	// runner's start() of the same level and kind left it (buddy_workspace.h).
+	Runner(const BuddyProgram &p, Arena &arena, const BuddyPins *pins = nullptr, bool started = false)
+		: p_(p), pins_(pins), arena_(arena), started_(started)
 	{
 		b_.level = p.level;
 		b_.open_upstream = p.open_upstream;
 		b_.buddy = arena_.base() + (u64(ARENA_PAGES) - 1) * __PAGE_SIZE;  // among the arena globals
-		arena_.machine().store(0, b_.buddy, 8, 0);  // libbpf writes the globals: the page exists
-		arena_.reserve_pages(arena_.base(), 8);     // arena_alloc_reserve
+		if (!started_) {
+			arena_.machine().store(0, b_.buddy, 8, 0);  // libbpf writes the globals: the page exists
+			arena_.reserve_pages(arena_.base(), 8);     // arena_alloc_reserve
+		}
 		faults_.at_point = &Runner::at_point;
 		faults_.point_arg = this;
 		if (pins_)
@@ -139,6 +146,12 @@ private:
 	bool fire_if_left(int cpu, u64 seq, const char *why);
 	bool check(size_t i);
 	std::string point_check();
+	// The state the last point check passed (point_check).
+	struct Passed {
+		u64 writes = ~u64(0), live = 0;
+		bool busy[BUDDY_NR_CPUS] = {};
+	} passed_;
+	u64 live_changes_ = 0;  // shadow_.live changed (point_check)
 	void poison_past_count();
 	static constexpr u64 kXferPoison = 0xdead00000000000bull;  // not 16-aligned: never an object
 	bool check_deferred(size_t i, const char *where);
@@ -175,6 +188,7 @@ private:
 	const BuddyPins *pins_;
 	std::map<u64, u64> ref_of_, addr_of_;  // object address <-> ref_id, latest allocation
 	Arena &arena_;
+	bool started_;  // the arena is as start() leaves it: no buddy_init here
 	IncrementalBuddyCheck checker_{arena_};  // check_buddy after every op, on what the op changed
 	buddy_faults faults_;
 	buddy_ctx b_{&arena_, 0, &faults_};
@@ -312,6 +326,7 @@ void Runner::add_live(u64 a, u64 order, u64 ref)
 	ref_of_[a] = ref;
 	addr_of_[ref] = a;
 	shadow_.live[a] = order;
+	live_changes_++;
 	live_order_.push_back(a);
 	// A free still in flight whose object is handed out again (an NMI's
 	// alloc after the free's unlock) is done with it: a free of it now is of
@@ -323,6 +338,7 @@ void Runner::add_live(u64 a, u64 order, u64 ref)
 void Runner::remove_live(u64 a)
 {
 	shadow_.live.erase(a);
+	live_changes_++;
 	// (concurrent, nmi levels) an object freed in NMI left live_order_ then
 	if (auto it = std::find(live_order_.begin(), live_order_.end(), a); it != live_order_.end())
 		live_order_.erase(it);
@@ -431,12 +447,25 @@ bool Runner::check(size_t i)
 
 // At every named point and scheduling decision: the caches' bounds and
 // guards (I8, I10), the cheap part of I1 (no cached object is a caller's).
+// A function of the arena's bytes, the live objects and which CPUs are
+// inside an op: a state that passed passes again, so a point with none of
+// them changed since the last pass (the scheduler's decision right after
+// the named point it follows, a point after loads only) is not checked
+// again (BuddyRunner.PointChecksSkipNoStateTheyHaveNotPassed).
 std::string Runner::point_check()
 {
+	const bool passed = g_point_reuse && passed_.writes == arena_.writes() && passed_.live == live_changes_ &&
+			    std::equal(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
+	if (passed && buddy_check_mode() != BuddyCheckMode::compare)
+		return "";
 	sched::IgnoreAccesses checker;
 	std::string bad = check_caches(&b_, shadow_.live, &point_cached_, busy_);
-	if (bad.empty())
-		poison_past_count();
+	if (!bad.empty())
+		return passed ? "checker: the point check skipped a state it had passed, which now says '" + bad + "'" : bad;
+	poison_past_count();  // (its own writes are part of the state that passed)
+	passed_.writes = arena_.writes();
+	passed_.live = live_changes_;
+	std::copy(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
 	return bad;
 }
 
@@ -1013,6 +1042,7 @@ bool Runner::store(size_t i, size_t slot, const Target &target, u64 value, bool 
 		return true;
 	}
 	const u64 size = 16ull << shadow_.live[addr];
+	live_changes_++;  // (operator[] adds an address no live object starts at)
 	// An object with any address of it freed in NMI is not the user's any
 	// more: the deferred push wrote its link at that address, unchecked
 	// (an interior or unaligned free is refused only at the drain).
@@ -1229,6 +1259,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 		reinit_cpu_ = op.cpu;
 		buddy_destroy(b);
 		shadow_ = Shadow{};
+		live_changes_++;
 		live_order_.clear();
 		stale_.clear();
 		deferred_.clear();
@@ -1253,7 +1284,7 @@ bool Runner::start()
 	if (pins_)
 		v_.between.resize(pins_->nmis.size());
 	v_.trace.push_back(std::string("level ") + to_string(p_.level));
-	if (!arena_.ok() || buddy_init(&b_) != 0)
+	if (!arena_.ok() || (!started_ && buddy_init(&b_) != 0))
 		return fail(0, "the arena or buddy_init failed");
 	return true;
 }
@@ -1371,6 +1402,8 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 				end_nmi(p_.ops[i].cpu);
 			for (size_t k = 0; pins_ && i < pins_->fire_after.size() && k < pins_->fire_after[i].size() && v_.ok; k++)
 				fire_pinned(pins_->fire_after[i][k]);
+			if (pins_ && pins_->enough && v_.ok && pins_->enough(v_, steps_))
+				return v_;
 		}
 		for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
 			end_nmi(c);
@@ -1420,22 +1453,45 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 
 }  // namespace
 
+void set_buddy_point_check_reuse(bool on) { g_point_reuse = on; }
+
+namespace {
+
+// A Runner for p on the arena its level's start left (buddy_workspace.h):
+// start() is the same for every Program of a level, open or not upstream,
+// and kind of run (a candidate skips the checks at the points of its
+// buddy_init, so its arena is another one), and its verdict is its checks'.
+BuddyVerdict run_started(const BuddyProgram &p, const BuddyPins *pins, sched::Strategy *strategy)
+{
+	const BuddyStartKey key{p.level, p.open_upstream, pins ? 1 : 0};
+	auto start = [&](Arena &a) {
+		BuddyProgram none;
+		none.level = p.level;
+		none.open_upstream = p.open_upstream;
+		const BuddyPins no_pins;
+		Runner r(none, a, pins ? &no_pins : nullptr);
+		return r.start() && r.verdict().ok;
+	};
+	return with_started_buddy_arena(key, start, [&](Arena &a, bool started) {
+		return Runner(p, a, pins, started).run(strategy);
+	});
+}
+
+}  // namespace
+
 BuddyVerdict run_buddy_program(const BuddyProgram &p)
 {
-	BuddyVerdict v = with_buddy_arena([&](Arena &a) { return Runner(p, a).run(nullptr); });
+	BuddyVerdict v = run_started(p, nullptr, nullptr);
 	if (p.concurrent && linearize_enabled())
 		check_buddy_linearizable(p, v);
 	return v;
 }
 
-BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins)
-{
-	return with_buddy_arena([&](Arena &a) { return Runner(p, a, &pins).run(nullptr); });
-}
+BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins) { return run_started(p, &pins, nullptr); }
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s)
 {
-	BuddyVerdict v = with_buddy_arena([&](Arena &a) { return Runner(p, a).run(&s); });
+	BuddyVerdict v = run_started(p, nullptr, &s);
 	if (linearize_enabled())
 		check_buddy_linearizable(p, v);
 	return v;

@@ -7,6 +7,7 @@
 // target, the property tests, the explorer and the ctest replay share.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -97,8 +98,17 @@ struct BuddyPins {
 	};
 	std::vector<PinnedNmi> nmis;
 	std::vector<std::vector<size_t>> fire_after;  // per op position: the handlers (nmis) that follow it
+	// (optional) Asked after each op position and the handlers after it,
+	// with the verdict so far and the elements of the order begun: true
+	// ends the run there (the check has the first difference it looks for).
+	std::function<bool(const BuddyVerdict &, size_t begun)> enough;
 };
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
+
+// The checks at every named point and scheduling decision skip a state they
+// passed (nothing written to the arena, no live object more or less, the
+// same CPUs inside an op): on unless a test turns it off to compare.
+void set_buddy_point_check_reuse(bool on);
 
 // The same, one op at a time, sequentially (the RapidCheck stateful model drives this).
 class BuddySession {

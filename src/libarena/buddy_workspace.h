@@ -7,8 +7,13 @@
 // bump, where the heap under ASan fills and faults in a new 4 KiB block for
 // every arena page the allocator touches), and the next restore drops it;
 // the verdict is copied to the heap before that. The linearizability check
-// runs up to 300 sequential candidates per concurrent run, each of them a
-// fresh arena: this is most of what a concurrent fuzz input costs.
+// runs sequential candidates after a concurrent run, each of them a fresh
+// arena.
+//
+// A runner's own start (the globals page, the reservation, buddy_init and
+// its first chunk, the checks at its points) is the same for every Program
+// of a level: it is frozen too, once per level and kind of run, in an arena
+// of its own (with_initialized_buddy_arena), and a run starts from there.
 //
 // State that outlives a run and grows inside one allocates under
 // arena::Pause (the scheduler's calls into its strategy, the checkers'
@@ -17,6 +22,8 @@
 // same either way (BuddyWorkspace.ReusedArenaGivesTheVerdictsOfFreshOnes).
 #pragma once
 
+#include <compare>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -43,6 +50,40 @@ template <class Run> BuddyVerdict with_buddy_arena(Run &&run)
 	{
 		arena::Scope in(&arena::thread_arena());
 		const BuddyVerdict v = run(*a);
+		arena::Pause heap;
+		out.emplace(v);
+	}
+	return std::move(*out);
+}
+
+// What a runner's start depends on (the runner says which kinds differ).
+struct BuddyStartKey {
+	buddy_level level;
+	bool open_upstream;
+	int kind;
+	auto operator<=>(const BuddyStartKey &) const = default;
+};
+
+// An arena of this thread's restored to its state after start(Arena &) ran
+// on a fresh one and returned true (frozen the first time for `key`), and
+// the arena scope its runs allocate in; {null, null} when reuse is off, a
+// scope is already open, or that start failed (every run starts afresh and
+// meets the same failure).
+std::pair<Arena *, arena::Arena *> started_buddy_arena(const BuddyStartKey &key,
+						       const std::function<bool(Arena &)> &start);
+
+// run(Arena &, bool started) on the arena `start` left for `key` (started:
+// true), or on a fresh one (started: false), as with_buddy_arena.
+template <class Run>
+BuddyVerdict with_started_buddy_arena(const BuddyStartKey &key, const std::function<bool(Arena &)> &start, Run &&run)
+{
+	const auto [a, space] = started_buddy_arena(key, start);
+	if (!a)
+		return with_buddy_arena([&](Arena &fresh) { return run(fresh, false); });
+	std::optional<BuddyVerdict> out;
+	{
+		arena::Scope in(space);
+		const BuddyVerdict v = run(*a, true);
 		arena::Pause heap;
 		out.emplace(v);
 	}

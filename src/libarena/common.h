@@ -81,14 +81,20 @@ public:
 	}
 	void written(u64 lo, u64 hi)
 	{
+		writes_++;
 		if (watch_)
 			watch_->written(lo, hi);
 	}
+	// How many times written() was called: the same count twice, no byte
+	// of the arena changed in between (the checks at every point skip a
+	// state they passed).
+	u64 writes() const { return writes_; }
 
 private:
 	std::unique_ptr<Machine> m_;
 	u64 base_ = 0;
 	WriteWatch *watch_ = nullptr;
+	u64 writes_ = 0;
 	void (*alloc_seen_)(void *, u32) = nullptr;
 	void *alloc_seen_arg_ = nullptr;
 };

@@ -2,6 +2,7 @@
 #include "base/sched/lockset.h"
 
 #include <algorithm>
+#include <new>
 
 #include "base/arena.h"
 #include "base/sched/label.h"
@@ -26,6 +27,28 @@ const char *kind_name(AccessKind k)
 
 }  // namespace
 
+std::pmr::memory_resource *Lockset::pool()
+{
+	// The heap even inside an arena scope: checker state is never in a
+	// machine's arena, which the next restore drops.
+	struct Heap final : std::pmr::memory_resource {
+		void *do_allocate(size_t n, size_t align) override
+		{
+			arena::Pause heap;
+			return ::operator new(n, std::align_val_t(align));
+		}
+		void do_deallocate(void *p, size_t n, size_t align) override
+		{
+			(void)n;
+			::operator delete(p, std::align_val_t(align));
+		}
+		bool do_is_equal(const std::pmr::memory_resource &o) const noexcept override { return this == &o; }
+	};
+	thread_local Heap heap;
+	thread_local std::pmr::unsynchronized_pool_resource nodes(&heap);
+	return &nodes;
+}
+
 void Lockset::reset()
 {
 	arena::Pause heap;  /* checker state: never in a machine's arena */
@@ -41,7 +64,7 @@ void Lockset::forget(const void *lo, const void *hi, const SharedClass &cls)
 	const auto c = by_class_.find(&cls);
 	if (c == by_class_.end())
 		return;
-	std::set<const void *> &locs = c->second;
+	std::pmr::set<const void *> &locs = c->second;
 	for (auto it = locs.lower_bound(lo); it != locs.end() && std::less<const void *>()(*it, hi); it = locs.erase(it))
 		locs_.erase(Key{*it, &cls});
 }

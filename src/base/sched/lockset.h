@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory_resource>
 #include <set>
 #include <span>
 #include <string>
@@ -89,10 +90,16 @@ private:
 		uint32_t site, after;
 		bool operator==(const Rec &) const = default;
 	};
+	// The thread's pool the containers below take their nodes from: a
+	// scheduler (and its checker) is built for every run, and its nodes
+	// come back to the pool at its end instead of going through malloc
+	// again, which under ASan records a stack per node (a sixth of a
+	// concurrent allocator run).
+	static std::pmr::memory_resource *pool();
 	struct Loc {
 		int owner = -1;
 		bool shared = false;
-		std::vector<Rec> hist;  // distinct accesses, in order
+		std::pmr::vector<Rec> hist{pool()};  // distinct accesses, in order
 	};
 	struct Key {
 		const void *loc;
@@ -110,12 +117,12 @@ private:
 	bool protected_pair(uint32_t a, uint32_t b) const;
 	std::string report(const void *loc, const SharedClass &, const Rec &now, const Rec &then) const;
 
-	std::unordered_map<Key, Loc, KeyHash> locs_;
+	std::pmr::unordered_map<Key, Loc, KeyHash> locs_{pool()};
 	// The same locations by class, in address order: forget() erases a
 	// range, at a cost of what it erases, not of every location seen (an
 	// allocator run hands objects over after every alloc).
-	std::unordered_map<const SharedClass *, std::set<const void *>> by_class_;
-	std::vector<std::vector<LockRef>> locksets_;
+	std::pmr::unordered_map<const SharedClass *, std::pmr::set<const void *>> by_class_{pool()};
+	std::pmr::vector<std::pmr::vector<LockRef>> locksets_{pool()};
 	uint64_t accesses_ = 0;
 };
 

@@ -113,6 +113,17 @@ public:
 				n += v.second != nullptr;
 		return n;
 	}
+	// size() < n, counting no further than n: a caller that compares a
+	// range with the pages present pays for the range, not for every page.
+	FL_NO_COVERAGE bool fewer_than(size_t n) const
+	{
+		size_t k = 0;
+		for (const auto &c : chunks_)
+			for (const value_type &v : c->slot)
+				if (v.second != nullptr && ++k >= n)
+					return false;
+		return true;
+	}
 	void clear()
 	{
 		chunks_.clear();

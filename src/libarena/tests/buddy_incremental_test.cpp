@@ -7,7 +7,9 @@
 // verdict is the whole check's after every op.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <set>
 
 #include "libarena/buddy_check_incremental.h"
 
@@ -173,4 +175,177 @@ TEST(IncrementalCheck, RandomOpsAndPlantedCorruptionsAgreeWithTheWholeCheck)
 	EXPECT_GT(found, 0) << "no planted corruption was visible to either check";
 }
 
+}  // namespace fl::libarena
+
+namespace fl::libarena {
+namespace {
+
+// check_chunk as it was written first, over ordered maps: the oracle of the
+// flat one (the same first violation, word for word).
+std::string reference_check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held)
+{
+	Arena &a = *b->arena;
+	auto order_of = [&](u64 idx) {
+		const u8 v = a.load8(c + CHUNK_ORDERS + idx / 2);
+		return u64((idx & 1) ? (v & 0xf) : (v >> 4));
+	};
+	auto allocated = [&](u64 idx) { return (a.load8(c + CHUNK_ALLOCATED + idx / 8) & (1u << (idx % 8))) != 0; };
+	std::map<u64, u64> meta, pristine;
+	{
+		u64 left = SIZEOF_BUDDY_CHUNK, idx = 0, max_order = BUDDY_CHUNK_NUM_ORDERS;
+		while (left) {
+			const u64 p = 63 - u64(__builtin_clzll(left));
+			const u64 o = p >= BUDDY_MIN_ALLOC_SHIFT ? p - BUDDY_MIN_ALLOC_SHIFT : 0;
+			left = p >= BUDDY_MIN_ALLOC_SHIFT ? left - (1ull << p) : 0;
+			meta[idx] = o;
+			for (u64 k = left ? o + 1 : o; k < max_order; k++)
+				pristine[idx + (1ull << k)] = k;
+			idx += 1ull << o;
+			max_order = o;
+		}
+	}
+	const std::string hc = "0x" + [&] {
+		char s[24];
+		std::snprintf(s, sizeof s, "%llx", (unsigned long long)c);
+		return std::string(s);
+	}();
+	std::map<u64, u64> free_blocks;
+	for (u64 o = 0; o < BUDDY_CHUNK_NUM_ORDERS; o++) {
+		u64 prev = BUDDY_CHUNK_ITEMS, steps = 0;
+		for (u64 i = a.load64(c + CHUNK_FREELISTS + 8 * o); i != BUDDY_CHUNK_ITEMS; steps++) {
+			if (i >= BUDDY_CHUNK_ITEMS || steps > BUDDY_CHUNK_ITEMS)
+				return "I6: freelist " + std::to_string(o) + " of chunk " + hc + " is corrupt";
+			if (allocated(i) || order_of(i) != o || i % (1ull << o))
+				return "I3: free block " + std::to_string(i) + " on freelist " + std::to_string(o) +
+				       " has allocated=" + std::to_string(allocated(i)) + " order " + std::to_string(order_of(i));
+			if (!free_blocks.emplace(i, o).second)
+				return "I3: block " + std::to_string(i) + " is on a free list twice";
+			const u64 h = c + 16 * i + BUDDY_HEADER_OFF;
+			if (a.load32(h + HDR_PREV) != prev)
+				return "I6: block " + std::to_string(i) + " prev is not its predecessor";
+			prev = i;
+			i = a.load32(h + HDR_NEXT);
+		}
+	}
+	std::map<u64, u64> all = meta;
+	for (auto [addr, order] : held)
+		all[(addr - c) / 16] = order;
+	const size_t allocated_starts = all.size();
+	for (auto [idx, order] : all) {
+		if (!allocated(idx))
+			return "I4: allocated block " + std::to_string(idx) + " has no allocated bit";
+		if (!meta.count(idx) && order_of(idx) != order)
+			return "I4: allocated block " + std::to_string(idx) + " has order nibble " +
+			       std::to_string(order_of(idx)) + ", not " + std::to_string(order);
+	}
+	for (auto [idx, order] : free_blocks)
+		if (!all.emplace(idx, order).second)
+			return "I1: free block " + std::to_string(idx) + " is also allocated";
+	u64 next = 0;
+	for (auto [idx, order] : all) {
+		if (idx != next)
+			return "I2: slots " + std::to_string(next) + ".." + std::to_string(idx) + " of chunk " + hc +
+			       (idx < next ? " are covered twice" : " are neither free nor allocated (lost)");
+		next = idx + (1ull << order);
+	}
+	if (next != BUDDY_CHUNK_ITEMS)
+		return "I2: chunk " + hc + " tiles only " + std::to_string(next) + " slots";
+	size_t bits = 0;
+	for (u64 i = 0; i < BUDDY_CHUNK_ITEMS / 8; i++)
+		bits += size_t(__builtin_popcount(a.load8(c + CHUNK_ALLOCATED + i)));
+	if (bits != allocated_starts)
+		return std::string(has_caches(b->level) ? "I9 (lost or duplicated across caches)" : "I4") + ": chunk " +
+		       hc + " has " + std::to_string(bits) + " allocated bits for " + std::to_string(allocated_starts) +
+		       " allocated blocks";
+	for (auto [idx, order] : free_blocks) {
+		if (order + 1 >= BUDDY_CHUNK_NUM_ORDERS)
+			continue;
+		auto it = free_blocks.find(idx ^ (1ull << order));
+		if (it != free_blocks.end() && it->second == order)
+			return "I5: free buddies " + std::to_string(idx) + " and " + std::to_string(it->first) + " of order " +
+			       std::to_string(order) + " were not merged";
+	}
+	if (allocated_starts == meta.size() && free_blocks != pristine)
+		return "I7: chunk " + hc + " has nothing allocated but is not pristine";
+	return "";
+}
+
+// Random allocs and frees, then now and then a corruption (a bit of the
+// orders, of the allocated bits, of a free list's head or of a free
+// block's header links, or a held object the chunk does not have): after
+// every step check_chunk and its reference give the same verdict, word for
+// word, on every chunk. A round ends at its corruption.
+TEST(IncrementalCheck, ChunkCheckAgreesWithItsMapBasedReference)
+{
+	std::mt19937 rng(0x5eed);
+	const u64 sizes[] = {16, 48, 100, 1000, 4096, 16350, 70000, 512 << 10};
+	size_t compared = 0;
+	std::set<std::string> kinds;  // the invariants the corruptions broke
+	for (int round = 0; round < 120; round++) {
+		Watched w;
+		for (int step = 0; step < 40; step++) {
+			if (rng() % 3 || w.shadow.live.empty()) {
+				w.alloc(sizes[rng() % std::size(sizes)]);
+			} else {
+				auto it = w.shadow.live.begin();
+				std::advance(it, long(rng() % w.shadow.live.size()));
+				ASSERT_EQ(buddy_free(&w.b, it->first), 0);
+				w.shadow.live.erase(it);
+			}
+			std::vector<u64> chunks;
+			for (u64 c = w.arena.load64(w.b.buddy + BUDDY_FIRST_CHUNK); c && chunks.size() < 64;
+			     c = w.arena.load64(c + CHUNK_NEXT))
+				chunks.push_back(c);
+			std::map<u64, HeldObjects> held;
+			for (auto [addr, order] : w.shadow.live)
+				held[Watched::chunk_of(addr)].emplace_back(addr, order);
+			const bool plant = step > 4 && rng() % 6 == 0;
+			if (plant) {
+				const u64 c = chunks[rng() % chunks.size()];
+				const u64 o = rng() % BUDDY_CHUNK_NUM_ORDERS, head = w.arena.load64(c + CHUNK_FREELISTS + 8 * o);
+				const u8 bit = u8(1u << (rng() % 8));
+				auto flip = [&](u64 at) { w.arena.store8(at, u8(w.arena.load8(at) ^ bit)); };
+				switch (rng() % 6) {
+				case 0:
+					flip(c + CHUNK_ORDERS + rng() % (CHUNK_ALLOCATED - CHUNK_ORDERS));
+					break;
+				case 1:
+					flip(c + CHUNK_ALLOCATED + rng() % (CHUNK_FREELISTS - CHUNK_ALLOCATED));
+					break;
+				case 2:
+					flip(c + CHUNK_FREELISTS + 8 * o + rng() % 3);
+					break;
+				case 3:
+					if (head < BUDDY_CHUNK_ITEMS)
+						flip(c + 16 * head + BUDDY_HEADER_OFF + rng() % SIZEOF_BUDDY_HEADER);
+					break;
+				case 4:  // the list forgets its blocks
+					w.arena.store64(c + CHUNK_FREELISTS + 8 * o, BUDDY_CHUNK_ITEMS);
+					break;
+				default:
+					if (head < BUDDY_CHUNK_ITEMS)
+						held[c].emplace_back(c + 16 * head, o);
+					std::sort(held[c].begin(), held[c].end());
+					break;
+				}
+			}
+			for (u64 c : chunks) {
+				const std::string want = reference_check_chunk(&w.b, c, held[c]);
+				ASSERT_EQ(check_chunk(&w.b, c, held[c]), want) << "round " << round << " step " << step;
+				compared++;
+				if (!want.empty())
+					kinds.insert(want.substr(0, want.find(' ', want.find(' ') + 1)));  // "I4: allocated", "I4: chunk"
+			}
+			if (plant)
+				break;
+		}
+	}
+	EXPECT_GE(compared, 1000u);
+	EXPECT_GE(kinds.size(), 6u) << "the corruptions broke too few invariants";
+	for (const std::string &k : kinds)
+		std::printf("'%s' ", k.c_str());
+	std::printf("(%zu chunk checks)\n", compared);
+}
+
+}  // namespace
 }  // namespace fl::libarena

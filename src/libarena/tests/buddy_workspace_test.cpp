@@ -5,12 +5,9 @@
 // open, where reuse steps aside), the linearizability candidates included.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "base/arena.h"
 #include "libarena/buddy_workspace.h"
+#include "buddy_testing.h"
 
 namespace fl::libarena {
 namespace {
@@ -18,36 +15,20 @@ namespace {
 TEST(BuddyWorkspace, ReusedArenaGivesTheVerdictsOfFreshOnes)
 {
 	size_t programs = 0, concurrent = 0, findings = 0;
-	for (const auto &entry :
-	     std::filesystem::recursive_directory_iterator(std::filesystem::path(FL_SOURCE_DIR) / "corpora/buddy")) {
-		if (entry.path().extension() != ".bl")
-			continue;
-		std::ifstream in(entry.path());
-		std::stringstream text;
-		text << in.rdbuf();
-		const auto p = parse_buddy_program(text.str(), nullptr);
-		if (!p)
-			continue;
-		const BuddyVerdict reused = run_buddy_program(*p);
+	for (const auto &[name, program] : buddy_corpus_programs()) {
+		const BuddyVerdict reused = run_buddy_program(program);
 		ASSERT_NE(restored_buddy_arena(), nullptr) << "FL_MACHINE_REUSE=0 in the environment";
 		BuddyVerdict fresh;
 		{
 			arena::Scope scratch(&arena::thread_arena());
 			ASSERT_EQ(restored_buddy_arena(), nullptr);
-			fresh = run_buddy_program(*p);
+			fresh = run_buddy_program(program);
 			arena::Pause heap;
 			fresh = BuddyVerdict(fresh);  // on the heap: the next restore drops the scratch
 		}
-		const std::string name = entry.path().string();
-		EXPECT_EQ(reused.ok, fresh.ok) << name;
-		EXPECT_EQ(reused.what, fresh.what) << name;
-		EXPECT_EQ(reused.trace, fresh.trace) << name;
-		EXPECT_EQ(reused.results, fresh.results) << name;
-		EXPECT_EQ(reused.spans, fresh.spans) << name;
-		EXPECT_EQ(reused.between, fresh.between) << name;
-		EXPECT_EQ(reused.linearize_note, fresh.linearize_note) << name;
+		expect_same_verdict(reused, fresh, name);
 		programs++;
-		concurrent += p->concurrent;
+		concurrent += program.concurrent;
 		findings += !reused.ok;
 	}
 	EXPECT_GE(programs, 20u);

@@ -680,7 +680,7 @@ static void arena_free_pages(bpf_arena *arena, klong uaddr, klong page_cnt)
 	/* clear ptes and collect struct pages: apply_to_existing_page_range
 	 * visits only populated PTEs, so a huge range (libarena unreserving
 	 * 1 GiB) walks the pages that exist, not every address */
-	if ((u64)page_cnt > arena->kern_vm->pages.size()) {
+	if (arena->kern_vm->pages.fewer_than((size_t)page_cnt)) {
 		std::vector<u64> present;
 		for (auto &[idx, pg] : arena->kern_vm->pages) {
 			u64 k = arena->kern_vm->addr + ((u64)idx << PAGE_SHIFT);

@@ -1037,12 +1037,14 @@ bool Runner::free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0)
 bool Runner::store(size_t i, size_t slot, const Target &target, u64 value, bool in_nmi)
 {
 	u64 addr = 0;
-	if (!resolve_at(i, slot, target, &addr) || (pins_ && !live(addr))) {
+	// A target that is no live object's start (a text Program's interior,
+	// unaligned or stale target) has no object to store into.
+	if (!resolve_at(i, slot, target, &addr) || !live(addr)) {
 		outcome(i, "skipped");
 		return true;
 	}
-	const u64 size = 16ull << shadow_.live[addr];
-	live_changes_++;  // (operator[] adds an address no live object starts at)
+	const u64 size = 16ull << shadow_.live.at(addr);
+	live_changes_++;  // conservative: the point checks look at the stored object again
 	// An object with any address of it freed in NMI is not the user's any
 	// more: the deferred push wrote its link at that address, unchecked
 	// (an interior or unaligned free is refused only at the drain).

@@ -170,7 +170,7 @@ int explore_one(const std::string &file, const Program &p, const Config &c, cons
 		    (ull)r.random_new, r.seconds, r.seconds > 0 ? double(r.schedules) / r.seconds : 0.0,
 		    (ull)r.max_steps, r.finding ? "FINDING" : "no finding");
 	// after the finding's line, which scripts read right under this one
-	const std::string unchecked = r.linearize_unchecked.total ? "  " + r.linearize_unchecked.summary() + "\n" : "";
+	const std::string unchecked = r.linearize_unchecked.line();
 	if (!r.finding) {
 		std::printf("%s", unchecked.c_str());
 		return 0;
@@ -213,8 +213,7 @@ int swarm_main(const Options &o, const Values &v)
 			    c.name().c_str(), (ull)so.seed, (ull)r.programs, (ull)r.exhausted, (ull)r.schedules,
 			    (ull)r.distinct, (ull)r.repeats, (ull)r.unclassified, r.seconds,
 			    r.seconds > 0 ? double(r.distinct) / r.seconds : 0.0, r.finding ? "FINDING" : "no finding");
-		const std::string unchecked =
-			r.linearize_unchecked.total ? "  " + r.linearize_unchecked.summary() + "\n" : "";
+		const std::string unchecked = r.linearize_unchecked.line();
 		if (!r.finding) {
 			std::printf("%s", unchecked.c_str());
 			continue;

@@ -36,15 +36,16 @@ struct UncheckedRuns {
 			by_reason[reason] += n;
 	}
 
-	// "linearizability not checked on N schedules: REASON (n); ..." or "".
-	std::string summary() const
+	// The report's line, "  linearizability not checked on N schedules:
+	// REASON (n); ...\n", or "" when every run was checked.
+	std::string line() const
 	{
 		if (!total)
 			return {};
-		std::string s = "linearizability not checked on " + std::to_string(total) + " schedules: ";
+		std::string s = "  linearizability not checked on " + std::to_string(total) + " schedules: ";
 		for (auto it = by_reason.begin(); it != by_reason.end(); ++it)
 			s += (it == by_reason.begin() ? "" : "; ") + it->first + " (" + std::to_string(it->second) + ")";
-		return s;
+		return s + "\n";
 	}
 };
 

@@ -62,7 +62,7 @@ int swarm_main(buddy_level level, const BuddyExploreOptions &e, uint64_t max_pro
 		    to_string(level), (ull)o.seed, (ull)r.programs, (ull)r.exhausted, (ull)r.schedules, (ull)r.distinct,
 		    (ull)r.repeats, (ull)r.unclassified, r.seconds, r.seconds > 0 ? double(r.distinct) / r.seconds : 0.0,
 		    r.finding ? "FINDING" : "no finding");
-	const std::string unchecked = r.linearize_unchecked.total ? "  " + r.linearize_unchecked.summary() + "\n" : "";
+	const std::string unchecked = r.linearize_unchecked.line();
 	if (!r.finding) {
 		std::printf("%s", unchecked.c_str());
 		return 0;
@@ -175,8 +175,7 @@ int main(int argc, char **argv)
 		if (r.unclassified)
 			std::printf(", %llu unclassified: set full", (unsigned long long)r.unclassified);
 		std::printf("; bounded %llu%s)", (unsigned long long)r.bounded, r.bounded_exhausted ? ", exhausted" : "");
-		const std::string unchecked =
-			r.linearize_unchecked.total ? "  " + r.linearize_unchecked.summary() + "\n" : "";
+		const std::string unchecked = r.linearize_unchecked.line();
 		if (!r.finding) {
 			std::printf(", no finding\n%s", unchecked.c_str());
 			continue;

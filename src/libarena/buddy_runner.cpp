@@ -1044,7 +1044,6 @@ bool Runner::store(size_t i, size_t slot, const Target &target, u64 value, bool 
 		return true;
 	}
 	const u64 size = 16ull << shadow_.live.at(addr);
-	live_changes_++;  // conservative: the point checks look at the stored object again
 	// An object with any address of it freed in NMI is not the user's any
 	// more: the deferred push wrote its link at that address, unchecked
 	// (an interior or unaligned free is refused only at the drain).

@@ -149,7 +149,8 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 		pins.nmis.push_back({b.armed_by, ops[b.after].cpu});
 	const bool shortcuts = g_shortcuts;
 	std::vector<size_t> position;  // per order position: the candidate op's, or the handler's
-	std::vector<std::pair<size_t, size_t>> by_settled;  // (where element k is settled, k), in that order
+	std::vector<size_t> at;                             // per position k: where element k is settled
+	std::vector<std::pair<size_t, size_t>> by_settled;  // (at[k], k), in that order
 	// One candidate: where its first settled difference is (kMatch: none),
 	// which element's, and what it gave there.
 	struct Replayed {
@@ -184,11 +185,14 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 		// differs: a result only grows, and is complete where it is settled,
 		// so the first settled difference is the one the whole run would
 		// give (BuddyLinearize.ShortcutsGiveTheVerdictsOfThePlainSearch).
+		at.resize(order.size());
+		for (size_t k = 0; k < order.size(); k++)
+			at[k] = settled(el, order, k);
 		size_t next = 0;
 		if (shortcuts) {
 			by_settled.clear();
 			for (size_t k = 0; k < order.size(); k++)
-				by_settled.emplace_back(settled(el, order, k), k);
+				by_settled.emplace_back(at[k], k);
 			std::sort(by_settled.begin(), by_settled.end());
 			pins.enough = [&](const BuddyVerdict &w, size_t begun) {
 				for (; next < by_settled.size() && by_settled[next].first < begun; next++)
@@ -204,10 +208,9 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 		Replayed c;
 		const size_t failed = w.ok ? order.size() : std::min(w.failed_step, order.size() - 1);
 		for (size_t k = 0; k < order.size(); k++) {
-			const size_t at = settled(el, order, k);
 			const std::string &result = result_of(w, k);
-			if (at < failed && at < c.bad && result != el.seen(order[k])) {
-				c.bad = at;
+			if (at[k] < failed && at[k] < c.bad && result != el.seen(order[k])) {
+				c.bad = at[k];
 				c.bad_k = k;
 				c.got = result;
 			}

@@ -13,7 +13,7 @@
 // A runner's own start (the globals page, the reservation, buddy_init and
 // its first chunk, the checks at its points) is the same for every Program
 // of a level: it is frozen too, once per level and kind of run, in an arena
-// of its own (with_initialized_buddy_arena), and a run starts from there.
+// of its own (with_started_buddy_arena), and a run starts from there.
 //
 // State that outlives a run and grows inside one allocates under
 // arena::Pause (the scheduler's calls into its strategy, the checkers'
@@ -37,6 +37,20 @@ namespace fl::libarena {
 // when reuse is off or an arena scope is already open (not nested).
 Arena *restored_buddy_arena();
 
+// run() inside the arena scope `space`, its verdict copied to the heap
+// before the scope closes (the next restore drops what the run allocated).
+template <class Run> BuddyVerdict in_buddy_scope(arena::Arena *space, Run &&run)
+{
+	std::optional<BuddyVerdict> out;
+	{
+		arena::Scope in(space);
+		const BuddyVerdict v = run();
+		arena::Pause heap;
+		out.emplace(v);
+	}
+	return std::move(*out);
+}
+
 // run(Arena &) on the restored arena, inside the thread's arena scope; on a
 // new Arena of its own when there is none.
 template <class Run> BuddyVerdict with_buddy_arena(Run &&run)
@@ -46,14 +60,7 @@ template <class Run> BuddyVerdict with_buddy_arena(Run &&run)
 		Arena own;
 		return run(own);
 	}
-	std::optional<BuddyVerdict> out;
-	{
-		arena::Scope in(&arena::thread_arena());
-		const BuddyVerdict v = run(*a);
-		arena::Pause heap;
-		out.emplace(v);
-	}
-	return std::move(*out);
+	return in_buddy_scope(&arena::thread_arena(), [&] { return run(*a); });
 }
 
 // What a runner's start depends on (the runner says which kinds differ).
@@ -80,14 +87,7 @@ BuddyVerdict with_started_buddy_arena(const BuddyStartKey &key, const std::funct
 	const auto [a, space] = started_buddy_arena(key, start);
 	if (!a)
 		return with_buddy_arena([&](Arena &fresh) { return run(fresh, false); });
-	std::optional<BuddyVerdict> out;
-	{
-		arena::Scope in(space);
-		const BuddyVerdict v = run(*a, true);
-		arena::Pause heap;
-		out.emplace(v);
-	}
-	return std::move(*out);
+	return in_buddy_scope(space, [&, a = a] { return run(*a, true); });
 }
 
 }  // namespace fl::libarena

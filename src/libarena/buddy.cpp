@@ -34,7 +34,7 @@ void set_first_chunk(buddy_ctx *b, u64 c) { b->arena->store64(b->buddy + BUDDY_F
 
 // Not libarena: a point only the harness sees (no scheduling decision):
 // where its shadow model follows a step no other CPU can interleave with.
-static void buddy_note(buddy_ctx *b, const sched::Label &label)
+void buddy_note(buddy_ctx *b, const sched::Label &label)
 {
 	if (b->faults && b->faults->at_point) {
 		AllocatorAccesses harness(false);

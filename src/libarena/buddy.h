@@ -136,6 +136,10 @@ inline u64 cache_nr_at(u64 cache, u64 order) { return cache + CACHE_NR + 4 * ord
 inline u64 cache_obj_at(u64 cache, u64 order, u64 i) { return cache + CACHE_OBJS + 8 * (order * BUDDY_CACHE_CAP + i); }
 
 // src/buddy.bpf.c: the API (arena pointers are u64 user addresses; 0 is NULL)
+// Not libarena: the harness's hook at a point it sees (buddy_faults::at_point),
+// for the sync shim's unlock too (buddy_sync.h).
+void buddy_note(buddy_ctx *b, const sched::Label &label);
+
 int buddy_init(buddy_ctx *b);
 int buddy_destroy(buddy_ctx *b);
 u64 buddy_alloc(buddy_ctx *b, u64 size);

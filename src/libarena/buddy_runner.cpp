@@ -137,6 +137,7 @@ private:
 		int depth = 0;    // the NMI depth it arrives at (0: the CPU's ops)
 		int handler = -1; // the scheduler's id (add_nmi), or -1 without a scheduler
 		int pinned = -1;  // (a candidate) its BuddyPins::nmis entry: it waits for its place
+		int placed = -1;  // (a candidate) its BuddyPins::placed entry: it runs where the schedule ran it
 	};
 	void arm(const BuddyOp &block, size_t i, size_t slot);
 	bool fire(const Armed &a, const std::string &where);
@@ -144,6 +145,13 @@ private:
 	bool fire_pinned(size_t e);
 	void scheduled_nmi(const Armed &a, int h);
 	bool fire_if_left(int cpu, u64 seq, const char *why);
+	bool place(const Armed &a);
+	bool at_placed_point(int cpu, const sched::Label &label) const;
+	void missed_if_placed(const Armed &a)
+	{
+		if (a.placed >= 0)
+			v_.placed_missed = true;
+	}
 	bool check(size_t i);
 	std::string point_check();
 	// The state the last point check passed (point_check).
@@ -223,6 +231,10 @@ private:
 	bool firing_ = false;  // the runner, not the schedule, runs the handler now
 	std::string firing_where_;
 	size_t cur_op_[BUDDY_NR_CPUS] = {};
+	// Per CPU, in its current op (outside NMIs): the named points it has
+	// passed, by label id, and the last (where a placed NMI is pinned).
+	std::vector<u32> notes_[BUDDY_NR_CPUS];
+	const sched::Label *last_note_[BUDDY_NR_CPUS] = {};
 	u64 in_flight_[BUDDY_NR_CPUS] = {};  // the object a CPU's free is freeing right now
 	// (nmi levels) what the drain inside a CPU's current free predicted, if it ran
 	int drain_ret_[BUDDY_NR_CPUS] = {};
@@ -499,6 +511,13 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 	Runner *r = static_cast<Runner *>(self);
 	if (!r->v_.ok)
 		return;
+	if (r->busy_[b->cpu] && r->nmi_depth_[b->cpu] == 0) {
+		std::vector<u32> &n = r->notes_[b->cpu];
+		if (n.size() <= label.id)
+			n.resize(label.id + 1);
+		n[label.id]++;
+		r->last_note_[b->cpu] = &label;
+	}
 	static const sched::Label &lock_failed = sched::label_named("buddy_lock:failed");
 	static const sched::Label &lock_asked = sched::label_named("buddy_lock:timeout");
 	static const sched::Label &xfer_asked = sched::label_named("buddy_xfer_trylock:try");
@@ -527,11 +546,30 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 		return;
 	}
 	std::optional<Armed> &a = r->armed_[b->cpu];
+	if (a && a->placed >= 0) {
+		if (!r->at_placed_point(b->cpu, label))
+			return;
+		const Armed n = *a;
+		a.reset();
+		r->fire(n, "at " + label.name + "#" + std::to_string(r->pins_->placed[size_t(n.placed)].count) +
+				   ", where the schedule ran it");
+		return;
+	}
 	if (!a || a->pinned >= 0 || a->depth != r->nmi_depth_[b->cpu] || a->block.at != label.name)
 		return;
 	const Armed n = *a;
 	a.reset();
 	r->fire(n, "at " + n.block.at);
+}
+
+// (a candidate) CPU cpu's armed handler, which the schedule ran inside an
+// op (BuddyVerdict::placed), is at its place: the same op, outside NMIs,
+// at the same occurrence of the same named point in that op.
+bool Runner::at_placed_point(int cpu, const sched::Label &label) const
+{
+	const BuddyVerdict::Placed &at = pins_->placed[size_t(armed_[cpu]->placed)];
+	return busy_[cpu] && nmi_depth_[cpu] == 0 && cur_op_[cpu] < pins_->orig.size() &&
+	       pins_->orig[cur_op_[cpu]] == at.in_op && label.name == at.label && notes_[cpu][label.id] == at.count;
 }
 
 // (a linearizability candidate) the acquisition just asked fails if it did
@@ -655,6 +693,9 @@ void Runner::arm(const BuddyOp &block, size_t i, size_t slot)
 	for (size_t e = 0; pins_ && a.depth == 0 && e < pins_->nmis.size(); e++)
 		if (pins_->nmis[e].armed_by == pins_->orig[i])
 			a.pinned = int(e);
+	for (size_t e = 0; pins_ && a.depth == 0 && e < pins_->placed.size(); e++)
+		if (pins_->placed[e].armed_by == pins_->orig[i])
+			a.placed = int(e);
 	if (sched_) {  // pending on the CPU's task: the schedule may run it before its point
 		// the runner is the only one to add handlers: the scheduler's ids are these
 		a.handler = int(handler_done_.size());
@@ -694,12 +735,33 @@ void Runner::scheduled_nmi(const Armed &a, int h)
 		if (armed_[c] && armed_[c]->handler == h)
 			armed_[c].reset();
 		where = "where the schedule ran it";
-		// the linearizability candidates run it at its point, not here
-		if (v_.linearize_note.empty())
+		if (place(a))
+			where = "at " + v_.placed.back().label + "#" + std::to_string(v_.placed.back().count) + ", " + where;
+		else if (v_.linearize_note.empty())
 			v_.linearize_note = "linearizability not checked: the schedule placed an NMI";
 	}
 	firing_ = false;
 	handler(a, where, true);
+}
+
+// The schedule runs handler a inside its CPU's op at a decision: where the
+// candidates can run it too (BuddyVerdict::placed) when the decision comes
+// right after a named point of the op outside NMIs (buddy_point,
+// buddy_fails, the unlock's note; buddy_lock's spin decision follows its
+// timeout point with nothing between). A decision elsewhere (a user
+// store's fault path, an access point, inside a handler) has no such
+// point: that run is not checked.
+bool Runner::place(const Armed &a)
+{
+	static const sched::Label &spin = sched::label_named("buddy_lock:spin");
+	static const sched::Label &timeout = sched::label_named("buddy_lock:timeout");
+	const int c = a.block.cpu;
+	const sched::Label *decision = sched_->deciding(), *note = last_note_[c];
+	if (a.depth != 0 || !busy_[c] || nmi_depth_[c] != 0 || !note || !decision ||
+	    (decision != note && !(decision == &spin && note == &timeout)))
+		return false;
+	v_.placed.push_back({a.op, cur_op_[c], note->name, notes_[c][note->id]});
+	return true;
 }
 
 // A nested NMI armed in this context and not delivered by the end of the
@@ -710,6 +772,7 @@ bool Runner::fire_if_left(int c, u64 seq, const char *why)
 		return true;
 	const Armed n = *armed_[c];
 	armed_[c].reset();
+	missed_if_placed(n);
 	v_.trace.push_back("  (" + n.block.at + " not reached: the NMI comes after the " + why + ")");
 	return n.depth == 0 ? fire_between(n, "after it") : fire(n, "after it");
 }
@@ -1119,6 +1182,8 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	const u64 seq = armed_seq_[c];
 	busy_[c] = true;
 	cur_op_[c] = i;
+	notes_[c].clear();
+	last_note_[c] = nullptr;
 	std::memset(questions_[c], 0, sizeof questions_[c]);
 	op_fails_[c] = fails_on(c);
 	steps_++;
@@ -1327,6 +1392,7 @@ void Runner::end_nmi(int cpu)
 		return;
 	const Armed n = *armed_[cpu];
 	armed_[cpu].reset();
+	missed_if_placed(n);
 	if (fire_between(n, "between ops"))
 		check(n.op);
 }

@@ -48,6 +48,21 @@ struct BuddyVerdict {
 		bool operator==(const Between &) const = default;
 	};
 	std::vector<Between> between;
+	// (concurrent runs) Each NMI handler the schedule ran inside an op of its
+	// CPU (a record "at TN LABEL#K nmi Nh"), where the candidates run it:
+	// in op in_op, outside NMIs, at the count-th time that op passed the
+	// named point `label` (Runner::place says which decisions have one).
+	struct Placed {
+		size_t armed_by = 0;  // the op that armed it (its results go there)
+		size_t in_op = 0;
+		std::string label;
+		u32 count = 0;
+		bool operator==(const Placed &) const = default;
+	};
+	std::vector<Placed> placed;
+	// (a candidate) a handler of `placed` did not find its place: its op
+	// took another path there, so the order says nothing about the run.
+	bool placed_missed = false;
 	// False when another CPU's op began or ended while a handler ran at a
 	// named point inside an op: the candidates run that handler at the
 	// same point, inside the op, as one step, which the run did not take,
@@ -98,6 +113,7 @@ struct BuddyPins {
 	};
 	std::vector<PinnedNmi> nmis;
 	std::vector<std::vector<size_t>> fire_after;  // per op position: the handlers (nmis) that follow it
+	std::vector<BuddyVerdict::Placed> placed;      // the concurrent run's: each runs at its place
 	// (optional) Asked after each op position and the handlers after it,
 	// with the verdict so far and the elements of the order begun: true
 	// ends the run there (the check has the first difference it looks for).

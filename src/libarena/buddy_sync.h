@@ -109,11 +109,14 @@ inline int arena_spin_lock_word(buddy_ctx *b, u64 lock, const sched::Label &spin
 	return 0;
 }
 
-// arena_spin_unlock_irqrestore
+// arena_spin_unlock_irqrestore. The harness sees the point between the
+// store and the unlock's scheduling decision (buddy_note), where an NMI
+// the schedule runs finds the lock free.
 inline void arena_spin_unlock_word(buddy_ctx *b, u64 lock, const sched::Label &release)
 {
 	sched::MarkedAccess lock_word;
 	b->arena->store32(lock, 0);
+	buddy_note(b, release);
 	if (sched::Scheduler *s = sched::active())
 		s->spin_unlock(lock_obj(lock), kBuddyLock, release);
 }

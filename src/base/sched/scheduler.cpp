@@ -240,8 +240,10 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 		if (!v.empty())
 			violation("at T" + std::to_string(current_) + " " + label.name + "#" + std::to_string(occ) + ": " + v);
 	}
-	if (current_runnable && !cur.nmis.empty() && !draining_)
+	if (current_runnable && !cur.nmis.empty() && !draining_) {
+		deciding_ = &label;
 		maybe_nmi(label, occ);
+	}
 	runnable_.clear();
 	bool blocked = false;
 	for (auto &t : tasks_) {

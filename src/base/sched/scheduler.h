@@ -196,6 +196,9 @@ public:
 	void violation(const std::string &report);
 
 	int current_task() const { return current_; }
+	// The label of the decision being made on the current task (an NMI the
+	// strategy runs there runs right after the code before it).
+	const Label *deciding() const { return deciding_; }
 	bool draining() const { return draining_; }
 
 private:
@@ -234,6 +237,7 @@ private:
 	std::vector<int> runnable_, one_;  // scratch
 	std::vector<std::function<void()>> nmi_bodies_;  // per run (add_nmi)
 	uint64_t events_ = 0;                            // Decision::event
+	const Label *deciding_ = nullptr;               // deciding()
 	std::vector<void *> main_tls_;
 	int current_ = -1;
 	bool draining_ = false, cancelling_ = false;

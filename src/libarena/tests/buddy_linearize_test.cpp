@@ -101,6 +101,43 @@ TEST(BuddyLinearize, AHandlerBetweenOpsIsAnElementOfItsOwn)
 		<< bad.what;
 }
 
+// A handler the schedule ran inside an op (at a decision, not at its
+// Program's point) is checked where it ran: the candidates run it at the
+// same occurrence of the same named point of that op. The runs pass,
+// checked; the same runs with the handler's result changed to one no
+// order gives are reported, naming the op that armed it.
+TEST(BuddyLinearize, AHandlerTheSchedulePlacedIsCheckedWhereItRan)
+{
+	std::string err;
+	const auto parsed = parse_buddy_program("alloc 64\nalloc 64\nnmi_alloc 64 at=buddy_cache_free:push\nfree live:0\n"
+						"free live:1\nalloc 64 cpu=1\nfree live:2 cpu=1\nconcurrent\n",
+						&err);
+	ASSERT_TRUE(parsed) << err;
+	for (buddy_level level : {buddy_level::before, buddy_level::nmi_deferred, buddy_level::series}) {
+		BuddyProgram p = *parsed;
+		p.level = level;
+		size_t placed = 0;
+		for (uint64_t seed = 0; seed < 64 && placed < 4; seed++) {
+			sched::RandomWalk s(seed, sched::EventRates{0, 64});
+			const BuddyVerdict v = run_buddy_program(p, s);
+			ASSERT_TRUE(v.ok) << to_string(level) << " seed " << seed << ": " << v.what;
+			if (v.placed.empty())
+				continue;
+			placed++;
+			EXPECT_EQ(v.linearize_note, "") << to_string(level) << " seed " << seed;
+			ASSERT_EQ(v.placed[0].armed_by, 2u);
+			EXPECT_EQ(v.placed[0].in_op, 3u);  // the CPU's next op, the free
+			EXPECT_GE(v.placed[0].count, 1u);
+			BuddyVerdict bad = v;
+			bad.results[2] = "NMI; 0";
+			check_buddy_linearizable(p, bad);
+			ASSERT_FALSE(bad.ok) << to_string(level) << " seed " << seed;
+			EXPECT_NE(bad.what.find("first difference: op 3 nmi_alloc 64"), std::string::npos) << bad.what;
+		}
+		EXPECT_GE(placed, 4u) << to_string(level);
+	}
+}
+
 // Two CPUs that get a new chunk at once leave the arena larger than any
 // order of the ops does: such a run is ok and not checked, never a report.
 TEST(BuddyLinearize, TwoCpusGettingAChunkAtOnceIsNotChecked)

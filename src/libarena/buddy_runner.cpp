@@ -21,6 +21,7 @@ namespace {
 bool nmi_level(buddy_level l) { return l == buddy_level::nmi_deferred || l == buddy_level::ret_overwrite; }
 
 std::atomic<bool> g_point_reuse{true};  // set_buddy_point_check_reuse
+BuddyCheckers g_checkers;               // set_buddy_checkers (before any run)
 
 class Runner {
 public:
@@ -466,6 +467,8 @@ bool Runner::check(size_t i)
 // again (BuddyRunner.PointChecksSkipNoStateTheyHaveNotPassed).
 std::string Runner::point_check()
 {
+	if (!g_checkers.point_checks)
+		return "";
 	const bool passed = g_point_reuse && passed_.writes == arena_.writes() && passed_.live == live_changes_ &&
 			    std::equal(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
 	if (passed && buddy_check_mode() != BuddyCheckMode::compare)
@@ -1486,6 +1489,7 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 	ncpus_ = ncpus;
 	arrived_.assign(p_.joins.size(), 0);
 	s.on_point = [this] { return v_.ok ? point_check() : std::string(); };
+	s.lockset = g_checkers.lockset;
 	for (int c = 0; c < ncpus; c++) {
 		done_[c] = false;
 		s.spawn([this, c] {
@@ -1522,6 +1526,8 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 
 void set_buddy_point_check_reuse(bool on) { g_point_reuse = on; }
 
+void set_buddy_checkers(const BuddyCheckers &c) { g_checkers = c; }
+
 namespace {
 
 // A Runner for p on the arena its level's start left (buddy_workspace.h):
@@ -1549,7 +1555,7 @@ BuddyVerdict run_started(const BuddyProgram &p, const BuddyPins *pins, sched::St
 BuddyVerdict run_buddy_program(const BuddyProgram &p)
 {
 	BuddyVerdict v = run_started(p, nullptr, nullptr);
-	if (p.concurrent && linearize_enabled())
+	if (p.concurrent && linearize_enabled() && g_checkers.linearize)
 		check_buddy_linearizable(p, v);
 	return v;
 }
@@ -1559,7 +1565,7 @@ BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins) { r
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s)
 {
 	BuddyVerdict v = run_started(p, nullptr, &s);
-	if (linearize_enabled())
+	if (linearize_enabled() && g_checkers.linearize)
 		check_buddy_linearizable(p, v);
 	return v;
 }

@@ -126,6 +126,17 @@ BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
 // same CPUs inside an op): on unless a test turns it off to compare.
 void set_buddy_point_check_reuse(bool on);
 
+// The concurrency checkers of the allocator's runs, each on unless a
+// benchmark turns it off to measure what it costs (buddy-explore --no-*):
+// the lockset race checker (Scheduler::lockset), the checks at every named
+// point and scheduling decision (caches, transfer caches, I8), and the
+// linearizability check of concurrent runs. The checks after each op and
+// at the end of a run stay on.
+struct BuddyCheckers {
+	bool lockset = true, point_checks = true, linearize = true;
+};
+void set_buddy_checkers(const BuddyCheckers &);
+
 // The same, one op at a time, sequentially (the RapidCheck stateful model drives this).
 class BuddySession {
 public:

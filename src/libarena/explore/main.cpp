@@ -9,8 +9,9 @@
 // series and at a historical level). Prints per file the schedules run and
 // the first finding (the Program with its schedule, replayed). --swarm
 // explores generated Programs instead of files (buddy_swarm.h; --seconds is
-// the whole budget, default level series). Exit 0: no finding; 1: a
-// finding; 2: bad input.
+// the whole budget, default level series). --no-lockset, --no-point-checks
+// and --no-linearize turn a checker off, to measure its cost
+// (tools/checker_cost.sh). Exit 0: no finding; 1: a finding; 2: bad input.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -96,6 +97,7 @@ int main(int argc, char **argv)
 	bool replay = false, trace = false;  // --trace: the replay's op-by-op trace
 	bool swarm = false;
 	uint64_t max_programs = 0;
+	BuddyCheckers checkers;  // --no-*: what the checkers cost (docs/interleavings.md)
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -115,6 +117,12 @@ int main(int argc, char **argv)
 				replay = true;
 			else if (a == "--trace")
 				trace = true;
+			else if (a == "--no-lockset")
+				checkers.lockset = false;
+			else if (a == "--no-point-checks")
+				checkers.point_checks = false;
+			else if (a == "--no-linearize")
+				checkers.linearize = false;
 			else if (a == "--out" && (v = value()))
 				out_dir = v;
 			else if (a == "--level" && (v = value())) {
@@ -131,6 +139,7 @@ int main(int argc, char **argv)
 			return bad("bad value for " + a);
 		}
 	}
+	set_buddy_checkers(checkers);
 	if (swarm) {
 		if (!files.empty() || replay)
 			return bad("--swarm takes no Program files and no --replay");

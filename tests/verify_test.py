@@ -535,6 +535,16 @@ class Schedule(unittest.TestCase):
         self.assertEqual(calls[-1][1], 82.0)  # a technique's overrun comes out of fuzz's share
         self.assertEqual(ledger.waits, [])
 
+    def test_the_techniques_that_decide_the_table_come_first_on_their_fallback(self):
+        from verifylib import schedule
+        proofs = technique("proofs", 0.10, prefers=("release",), decides_table=True)
+        corpus = technique("corpus", 0.05, decides_table=True)
+        oracle = technique("oracle", 0.10)  # ready, but decides no table cell
+        self.assertEqual(schedule.pick([proofs, corpus, oracle], set(), {"release"}), (corpus, False))
+        self.assertEqual(schedule.pick([proofs, oracle], set(), {"release"}), (proofs, True))
+        self.assertEqual(schedule.pick([proofs, oracle], {"release"}, {"release"}), (proofs, False))
+        self.assertEqual(schedule.pick([oracle], set(), {"release"}), (oracle, False))
+
     def test_a_build_that_was_never_queued_is_not_waited_for(self):
         from verifylib import schedule
         only_fuzz = [technique("fuzz", None, needs=("fuzz targets",), prefers=("cmplog",))]

@@ -26,16 +26,21 @@ class Technique:
 
 def pick(pending, over, queued):
     """(technique, whether it runs with its fallback) or None: wait for the lane.
-    pending: plan order; over: lane jobs ended; queued: every lane job's name."""
+    pending: plan order; over: lane jobs ended; queued: every lane job's name.
+    The techniques that decide the verdict table come first, with their
+    fallback if their preferred build is not done (proofs: the test tree's
+    faultline-prove gives the same verdicts, Z3's rlimit bounds them), so
+    that the table does not wait for the lane."""
     def ready(names):
         return all(n not in queued or n in over for n in names)
 
-    for t in pending:
-        if ready(t.needs) and ready(t.prefers):
-            return t, False
-    for t in pending:
-        if ready(t.needs):
-            return t, True
+    for group in ([t for t in pending if t.decides_table], pending):
+        for t in group:
+            if ready(t.needs) and ready(t.prefers):
+                return t, False
+        for t in group:
+            if ready(t.needs):
+                return t, True
     return None
 
 

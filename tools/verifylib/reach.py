@@ -135,14 +135,18 @@ def bare_name(name):
 def _gcovr(root, build, out, seconds=None):
     """Line/branch summary and per-function counts of src/kernel from the .gcda files in `build`
     (None when gcovr fails or takes longer than `seconds`)."""
-    # only the port's objects (the two widths' libraries): gcov over every
-    # .gcda of the build took minutes per technique
-    dirs = sorted(glob.glob(os.path.join(build, "CMakeFiles", "fl_kernel*.dir"))) or [build]
+    # only the port's objects (the two widths' libraries and their slip files'
+    # object libraries, CMakeLists.txt): gcov over every .gcda of the build took
+    # minutes per technique
+    dirs = sorted(glob.glob(os.path.join(build, "CMakeFiles", "fl_kernel*.dir")) +
+                  glob.glob(os.path.join(build, "CMakeFiles", "fl_slip_*.dir"))) or [build]
     # when the time is up gcovr's whole group (gcov's processes too) is stopped, and the
     # NAME##HASH.gcov files its gcov runs were writing (in --root and the build folder) removed
     started = time.time()
     with tempfile.TemporaryDirectory() as work:
-        p = subprocess.Popen(["gcovr", "--root", root, "--filter", os.path.join(root, "src", "kernel") + "/", "-j",
+        # (clang's gcov files: llvm-cov's gcov reads them, gcc's may not)
+        p = subprocess.Popen(["gcovr", "--gcov-executable", "llvm-cov-14 gcov", "--root", root,
+                              "--filter", os.path.join(root, "src", "kernel") + "/", "-j",
                               "2", "--exclude-unreachable-branches", "--exclude-throw-branches", "--json", out] + dirs,
                              cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:

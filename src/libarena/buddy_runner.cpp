@@ -1090,15 +1090,21 @@ bool Runner::would_skip(const BuddyOp &op, size_t i)
 }
 
 // The buddy lock and the transfer locks hold their owner as CPU + 1. The
-// cache guard is not here: I10 (check_caches) names it.
+// cache guard is not here: I10 (check_caches) names it. The transfer locks
+// in one read: this runs after every op and handler, candidates' included,
+// and eight loads through the machine's page lookup were a tenth of a
+// linearizability candidate's time (the grown buddy-series corpus).
 std::string Runner::locks_of(int cpu)
 {
 	std::string held;
 	const u32 me = u32(cpu) + 1;
 	if (arena_.load32(b_.buddy + BUDDY_LOCK) == me)
 		held = "the buddy lock";
-	for (u64 o = 0; has_caches(p_.level) && o < BUDDY_CACHE_ORDERS; o++)
-		if (arena_.load32(buddy_xfer_of(&b_, o) + XFER_LOCK) == me)
+	if (!has_caches(p_.level))
+		return held;
+	const ArenaBytes<BUDDY_CACHE_ORDERS * SIZEOF_BUDDY_XFER> xfers(arena_, buddy_xfer_of(&b_, 0));
+	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++)
+		if (xfers.get<u32>(buddy_xfer_of(&b_, o) + XFER_LOCK) == me)
 			held += (held.empty() ? "" : ", ") + std::string("the order-") + std::to_string(o) + " transfer lock";
 	return held;
 }

@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
 
-#include "base/sched/strategy.h"
+#include "base/arena.h"
 #include "base/order_search.h"
+#include "base/sched/strategy.h"
 #include "libarena/buddy_check_incremental.h"
 #include "libarena/buddy_invariants.h"
 #include "libarena/buddy_linearize.h"
@@ -51,6 +54,18 @@ public:
 	Runner &operator=(const Runner &) = delete;
 	BuddyVerdict run(sched::Strategy *s);
 	bool start();
+	// (sequential) ops from..n-1 in program order: a run, or (a candidate
+	// resumed: BuddyCandidates) the rest of one whose state before op from
+	// was put back.
+	void run_sequential(size_t from);
+	// (a candidate) Told before each op i > 0, with the elements of the
+	// order begun so far: the state there is the one every order that
+	// shares those elements reaches (BuddyCandidates saves it).
+	void at_boundaries(void (*f)(void *arg, size_t i, size_t begun), void *arg)
+	{
+		boundary_ = f;
+		boundary_arg_ = arg;
+	}
 	bool next(const BuddyOp &op)
 	{
 		const size_t i = v_.trace.size() - 1;
@@ -283,6 +298,8 @@ private:
 		add_live(f.addr, f.order, f.ref);
 	}
 	void run_in_order(sched::Strategy *strategy);
+	void (*boundary_)(void *, size_t, size_t) = nullptr;
+	void *boundary_arg_ = nullptr;
 	bool concurrent_ = false;
 	sched::Scheduler *sched_ = nullptr;
 	BuddyVerdict v_;
@@ -1405,6 +1422,26 @@ void Runner::run_in_order(sched::Strategy *strategy)
 		fail(p_.ops.size(), std::string("schedule: ") + sched::to_string(r.outcome) + ": " + r.report);
 }
 
+void Runner::run_sequential(size_t from)
+{
+	for (size_t i = from; i < p_.ops.size() && v_.ok; i++) {
+		if (boundary_ && i > 0)
+			boundary_(boundary_arg_, i, steps_);
+		op_and_checks(i, p_.ops[i]);
+		// (pinned: the linearizability check's candidates) as in a
+		// concurrent run, right after the CPU's last op; then the
+		// handlers whose place in the order is next
+		if (pins_ && last_of_cpu(i))
+			end_nmi(p_.ops[i].cpu);
+		for (size_t k = 0; pins_ && i < pins_->fire_after.size() && k < pins_->fire_after[i].size() && v_.ok; k++)
+			fire_pinned(pins_->fire_after[i][k]);
+		if (pins_ && pins_->enough && v_.ok && pins_->enough(v_, steps_))
+			return;
+	}
+	for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
+		end_nmi(c);
+}
+
 BuddyVerdict Runner::run(sched::Strategy *strategy)
 {
 	if (!start())
@@ -1414,20 +1451,7 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 		return v_;
 	}
 	if (!p_.concurrent) {
-		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
-			op_and_checks(i, p_.ops[i]);
-			// (pinned: the linearizability check's candidates) as in a
-			// concurrent run, right after the CPU's last op; then the
-			// handlers whose place in the order is next
-			if (pins_ && last_of_cpu(i))
-				end_nmi(p_.ops[i].cpu);
-			for (size_t k = 0; pins_ && i < pins_->fire_after.size() && k < pins_->fire_after[i].size() && v_.ok; k++)
-				fire_pinned(pins_->fire_after[i][k]);
-			if (pins_ && pins_->enough && v_.ok && pins_->enough(v_, steps_))
-				return v_;
-		}
-		for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
-			end_nmi(c);
+		run_sequential(0);
 		return v_;
 	}
 	concurrent_ = true;
@@ -1482,18 +1506,23 @@ namespace {
 // start() is the same for every Program of a level, open or not upstream,
 // and kind of run (a candidate skips the checks at the points of its
 // buddy_init, so its arena is another one), and its verdict is its checks'.
-BuddyVerdict run_started(const BuddyProgram &p, const BuddyPins *pins, sched::Strategy *strategy)
+BuddyStartKey start_key(const BuddyProgram &p, bool pinned) { return {p.level, p.open_upstream, pinned ? 1 : 0}; }
+
+std::function<bool(Arena &)> start_of(const BuddyProgram &p, bool pinned)
 {
-	const BuddyStartKey key{p.level, p.open_upstream, pins ? 1 : 0};
-	auto start = [&](Arena &a) {
+	return [level = p.level, open_upstream = p.open_upstream, pinned](Arena &a) {
 		BuddyProgram none;
-		none.level = p.level;
-		none.open_upstream = p.open_upstream;
+		none.level = level;
+		none.open_upstream = open_upstream;
 		const BuddyPins no_pins;
-		Runner r(none, a, pins ? &no_pins : nullptr);
+		Runner r(none, a, pinned ? &no_pins : nullptr);
 		return r.start() && r.verdict().ok;
 	};
-	return with_started_buddy_arena(key, start, [&](Arena &a, bool started) {
+}
+
+BuddyVerdict run_started(const BuddyProgram &p, const BuddyPins *pins, sched::Strategy *strategy)
+{
+	return with_started_buddy_arena(start_key(p, pins), start_of(p, pins), [&](Arena &a, bool started) {
 		return Runner(p, a, pins, started).run(strategy);
 	});
 }
@@ -1509,6 +1538,126 @@ BuddyVerdict run_buddy_program(const BuddyProgram &p)
 }
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins) { return run_started(p, &pins, nullptr); }
+
+namespace {
+// set_buddy_candidate_resume; FL_BUDDY_RESUME=off|compare in the environment
+std::atomic<int> g_resume{[] {
+	const char *e = std::getenv("FL_BUDDY_RESUME");
+	return int(e && !std::strcmp(e, "off") ? BuddyResume::off : e && !std::strcmp(e, "compare") ? BuddyResume::compare : BuddyResume::on);
+}()};
+}  // namespace
+
+void set_buddy_candidate_resume(BuddyResume mode) { g_resume = int(mode); }
+
+// The states saved along the last order replayed, by the elements begun
+// before them (the check's orders share long prefixes: over the grown
+// buddy-series corpus two thirds of the positions a candidate ran were the
+// previous candidate's too). A state is the whole arena (machine, allocator,
+// and the Runner, which lives there), a few hundred KiB.
+struct BuddyCandidates::Impl {
+	const BuddyProgram &q;
+	const BuddyPins &pins;
+	Arena *arena = nullptr;
+	arena::Arena *space = nullptr;  // null: no reuse, every candidate runs afresh
+	Runner *runner = nullptr;       // in space, so the saved bytes hold it
+	struct Saved {
+		size_t op = 0, begun = 0;  // before op `op`, after `begun` elements of the order
+		arena::Arena::Frozen bytes;
+	};
+	std::vector<Saved> saved;  // [0, live) along the last order; past it, buffers kept for reuse
+	size_t live = 0;
+
+	// A state saved before op i is on this order's path if the order shares
+	// its elements and the next one is op i, not one more handler after op
+	// i - 1: i + the handlers after ops 0..i-1 is where it was saved.
+	void keep_on_path(size_t same)
+	{
+		std::vector<size_t> before(q.ops.size() + 1, 0);
+		for (size_t i = 0; i < q.ops.size(); i++)
+			before[i + 1] = before[i] + 1 + (i < pins.fire_after.size() ? pins.fire_after[i].size() : 0);
+		size_t k = 0;
+		while (k < live && saved[k].begun <= same && before[saved[k].op] == saved[k].begun)
+			k++;
+		live = k;
+	}
+	// One state per candidate, at its last boundary within the prefix it
+	// shares with the last one (where it leaves that order): the search
+	// tries the other choices there next, and deeper ones below them. A
+	// state saved at every boundary cost more than the ops it spared (186
+	// KiB a state; -runs=0 over the grown buddy-series corpus, 26 s against
+	// 15 s without resuming and 12 s so).
+	static void at_boundary(void *self, size_t i, size_t begun)
+	{
+		Impl *c = static_cast<Impl *>(self);
+		const size_t next = begun + 1 + (i < c->pins.fire_after.size() ? c->pins.fire_after[i].size() : 0);
+		if ((c->live && c->saved[c->live - 1].begun >= begun) || begun > c->same || next <= c->same)
+			return;
+		arena::Pause heap;
+		if (c->live == c->saved.size())
+			c->saved.emplace_back();
+		Saved &s = c->saved[c->live++];
+		s.op = i;
+		s.begun = begun;
+		c->space->save(0, &s.bytes);  // the space holds the started state from its first byte
+	}
+	size_t same = 0;  // the current candidate's prefix shared with the last one
+	BuddyVerdict run()
+	{
+		if (!live || !space) {
+			const auto [a, sp] = started_buddy_arena(start_key(q, true), start_of(q, true));
+			if (!a)
+				return run_buddy_program(q, pins);
+			arena = a;
+			space = sp;
+		} else {
+			space->roll_back(saved[live - 1].bytes);
+		}
+		std::optional<BuddyVerdict> out;
+		{
+			arena::Scope in(space);
+			size_t from = 0;
+			if (!live) {
+				runner = new Runner(q, *arena, &pins, true);
+				runner->at_boundaries(&Impl::at_boundary, this);
+				if (!runner->start())
+					from = q.ops.size();
+			} else {
+				from = saved[live - 1].op;
+			}
+			runner->run_sequential(from);
+			arena::Pause heap;
+			out.emplace(runner->verdict());
+		}
+		return std::move(*out);
+	}
+};
+
+BuddyCandidates::BuddyCandidates(const BuddyProgram &q, const BuddyPins &pins) : impl_(new Impl{q, pins}) {}
+BuddyCandidates::~BuddyCandidates() { delete impl_; }
+
+BuddyVerdict BuddyCandidates::run(size_t same)
+{
+	const BuddyResume mode = BuddyResume(g_resume.load());
+	if (mode == BuddyResume::off)
+		return run_buddy_program(impl_->q, impl_->pins);
+	impl_->keep_on_path(same);
+	impl_->same = same;
+	BuddyVerdict v = impl_->run();
+	if (mode != BuddyResume::compare)
+		return v;
+	// On an arena of its own (the candidates' holds the saved states).
+	Arena own;
+	const BuddyVerdict fresh = Runner(impl_->q, own, &impl_->pins).run(nullptr);
+	// Not a verdict of the check: the search would count it as one more
+	// order that does not match, and another might.
+	if (v.ok != fresh.ok || v.what != fresh.what || v.results != fresh.results || v.between != fresh.between ||
+	    v.failed_step != fresh.failed_step) {
+		std::fprintf(stderr, "faultline: checker: a candidate resumed after %zu elements differs from a fresh run of it\n%s",
+			     same, format_buddy_program(impl_->q).c_str());
+		std::abort();
+	}
+	return v;
+}
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s)
 {

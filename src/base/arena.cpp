@@ -175,25 +175,37 @@ Arena::Frozen Arena::freeze()
 {
 	Pause heap;  /* the saved copy is not in the arena */
 	Frozen f;
-	f.from = frozen_;
-	f.to = used_;
-#ifdef FL_ARENA_ASAN
-	/* the range holds poisoned headers and freed blocks: copy the shadow,
-	 * read the bytes unpoisoned, then put the shadow back */
-	unsigned char *s = shadow_of(base_ + f.from);
-	f.shadow.resize((f.to - f.from) / 8);
-	copy_shadow(f.shadow.data(), s, f.shadow.size());
-	__asan_unpoison_memory_region(base_ + f.from, f.to - f.from);
-#endif
-	f.bytes.assign(base_ + f.from, base_ + f.to);
-#ifdef FL_ARENA_ASAN
-	copy_shadow(s, f.shadow.data(), f.shadow.size());
-#endif
+	copy_out(frozen_, &f);
 	frozen_ = high_ = used_;
 	return f;
 }
 
-void Arena::restore(const Frozen &f)
+void Arena::save(size_t from, Frozen *into)
+{
+	Pause heap;
+	copy_out(from, into);
+}
+
+void Arena::copy_out(size_t from, Frozen *f)
+{
+	f->from = from;
+	f->to = used_;
+#ifdef FL_ARENA_ASAN
+	/* the range holds poisoned headers and freed blocks: copy the shadow,
+	 * read the bytes unpoisoned, then put the shadow back */
+	unsigned char *s = shadow_of(base_ + f->from);
+	f->shadow.resize((f->to - f->from) / 8);
+	copy_shadow(f->shadow.data(), s, f->shadow.size());
+	__asan_unpoison_memory_region(base_ + f->from, f->to - f->from);
+#endif
+	f->bytes.resize(f->to - f->from);  // (assign from char * copies byte by byte, instrumented)
+	std::memcpy(f->bytes.data(), base_ + f->from, f->bytes.size());
+#ifdef FL_ARENA_ASAN
+	copy_shadow(s, f->shadow.data(), f->shadow.size());
+#endif
+}
+
+void Arena::copy_in(const Frozen &f)
 {
 #ifdef FL_ARENA_ASAN
 	__asan_unpoison_memory_region(base_ + f.from, f.to - f.from);
@@ -202,7 +214,22 @@ void Arena::restore(const Frozen &f)
 #ifdef FL_ARENA_ASAN
 	copy_shadow(shadow_of(base_ + f.from), f.shadow.data(), f.shadow.size());
 #endif
+}
+
+void Arena::restore(const Frozen &f)
+{
+	copy_in(f);
 	drop_scratch();
+}
+
+void Arena::roll_back(const Frozen &f)
+{
+	copy_in(f);
+#ifdef FL_ARENA_ASAN
+	if (high_ > f.to)
+		__asan_poison_memory_region(base_ + f.to, high_ - f.to);
+#endif
+	used_ = f.to;
 }
 
 Arena &registered_arena()

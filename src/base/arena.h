@@ -59,12 +59,22 @@ public:
 	Frozen freeze();
 	// Puts f's bytes back and drops the scratch.
 	void restore(const Frozen &f);
+	// A state inside a run to come back to (the buddy linearizability
+	// candidates resume a prefix they share with the one before): the bytes
+	// from `from` (the start of the frozen state the run began from) to the
+	// bump pointer, into *into (whose buffers keep their capacity).
+	void save(size_t from, Frozen *into);
+	// Puts a saved state back: its bytes, and the bump pointer where it
+	// was; what was allocated after it is dropped (poisoned under ASan).
+	void roll_back(const Frozen &f);
 
 	size_t used() const { return used_; }
 	size_t high_water() const { return high_; }
 
 private:
 	void drop_scratch();
+	void copy_out(size_t from, Frozen *f);
+	void copy_in(const Frozen &f);
 
 	char *base_ = nullptr;
 	size_t reserved_ = 0;

@@ -162,6 +162,10 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 		size_t bad = kMatch, bad_k = 0;
 		std::string got;
 	};
+	// The candidates share prefixes: each resumes where the last one run
+	// was after the elements they share (BuddyCandidates).
+	BuddyCandidates candidates(q, pins);
+	std::vector<size_t> last;  // the order of the last candidate run
 	auto replay = [&](const std::vector<size_t> &order) {
 		q.ops.clear();
 		pins.orig.clear();
@@ -206,7 +210,9 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 				return false;
 			};
 		}
-		const BuddyVerdict w = run_buddy_program(q, pins);
+		const size_t same = size_t(std::mismatch(order.begin(), order.end(), last.begin(), last.end()).first - order.begin());
+		last = order;
+		const BuddyVerdict w = candidates.run(same);
 		pins.enough = nullptr;
 		// The first settled difference, and which element's; nothing past a
 		// failure of the sequential run's own checks is compared.

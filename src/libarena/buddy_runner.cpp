@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
 
-#include "base/sched/strategy.h"
+#include "base/arena.h"
 #include "base/order_search.h"
+#include "base/sched/strategy.h"
 #include "libarena/buddy_check_incremental.h"
 #include "libarena/buddy_invariants.h"
 #include "libarena/buddy_linearize.h"
@@ -52,6 +55,18 @@ public:
 	Runner &operator=(const Runner &) = delete;
 	BuddyVerdict run(sched::Strategy *s);
 	bool start();
+	// (sequential) ops from..n-1 in program order: a run, or (a candidate
+	// resumed: BuddyCandidates) the rest of one whose state before op from
+	// was put back.
+	void run_sequential(size_t from);
+	// (a candidate) Told before each op i > 0, with the elements of the
+	// order begun so far: the state there is the one every order that
+	// shares those elements reaches (BuddyCandidates saves it).
+	void at_boundaries(void (*f)(void *arg, size_t i, size_t begun), void *arg)
+	{
+		boundary_ = f;
+		boundary_arg_ = arg;
+	}
 	bool next(const BuddyOp &op)
 	{
 		const size_t i = v_.trace.size() - 1;
@@ -81,17 +96,32 @@ private:
 	// I13: no lock held on return to user space (after op i, or after an
 	// NMI handler: what it took beyond what the context it interrupted held).
 	bool returns_unlocked(size_t i, int cpu, const std::string &before, const char *when);
+	// v_.trace is for a person reading a verdict. A linearizability
+	// candidate's is never read (the check compares results), so it has
+	// none: formatting it and copying it out were about a tenth of the
+	// candidates' time (perf over the grown buddy-series corpus).
+	bool tracing() const { return !pins_; }
+	template <class Text> void trace(Text &&text)
+	{
+		if (tracing())
+			v_.trace.push_back(text());
+	}
+	template <class Text> void trace_more(Text &&text)
+	{
+		if (tracing())
+			v_.trace.back() += text();
+	}
 	// What op i returned: on its trace line, and in v_.results (linearizability).
 	void outcome(size_t i, const std::string &text)
 	{
-		v_.trace.back() += "  -> " + text;
+		trace_more([&] { return "  -> " + text; });
 		result(i, text);
 	}
 	// Op i's result came from a failed lock (the linearizability check's
 	// candidates fail the same acquisitions: BuddyVerdict::fails).
 	void lock_failed(size_t i)
 	{
-		v_.trace.back() += " (lock failed)";
+		trace_more([] { return " (lock failed)"; });
 		if (std::string *r = result_of(i))
 			*r += " (lock failed)";
 	}
@@ -281,6 +311,8 @@ private:
 		add_live(f.addr, f.order, f.ref);
 	}
 	void run_in_order(sched::Strategy *strategy);
+	void (*boundary_)(void *, size_t, size_t) = nullptr;
+	void *boundary_arg_ = nullptr;
 	bool concurrent_ = false;
 	sched::Scheduler *sched_ = nullptr;
 	BuddyVerdict v_;
@@ -776,7 +808,7 @@ bool Runner::fire_if_left(int c, u64 seq, const char *why)
 	const Armed n = *armed_[c];
 	armed_[c].reset();
 	missed_if_placed(n);
-	v_.trace.push_back("  (" + n.block.at + " not reached: the NMI comes after the " + why + ")");
+	trace([&] { return "  (" + n.block.at + " not reached: the NMI comes after the " + why + ")"; });
 	return n.depth == 0 ? fire_between(n, "after it") : fire(n, "after it");
 }
 
@@ -850,7 +882,7 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	const uint64_t switches = sched_ ? sched_->switches_so_far() : 0;
 	const u64 clock_at_entry = clock_;
 	for (size_t k = 0; k < a.block.body.size() && ok && v_.ok; k++) {
-		v_.trace.push_back("  NMI on CPU " + std::to_string(c) + (k ? ", then" : " " + where) + ":");
+		trace([&] { return "  NMI on CPU " + std::to_string(c) + (k ? ", then" : " " + where) + ":"; });
 		ok = nmi_call(a.op, a.block.body[k], &n, slot);
 	}
 	// A nested block that is the handler's last call has no next call to
@@ -894,32 +926,32 @@ bool Runner::nmi_call(size_t i, const BuddyOp &call, buddy_ctx *n, size_t &slot)
 	bool ok = true;
 	switch (call.kind) {
 	case BuddyOp::alloc:
-		v_.trace.back() += " alloc " + std::to_string(call.size);
+		trace_more([&] { return " alloc " + std::to_string(call.size); });
 		ok = alloc(i, n, call.size, slot++);
 		break;
 	case BuddyOp::free:
-		v_.trace.back() += " free";
+		trace_more([] { return " free"; });
 		ok = nmi_free(i, slot++, call.target, n);
 		break;
 	case BuddyOp::bulk:
-		v_.trace.back() += " " + format_buddy_op(call);
+		trace_more([&] { return " " + format_buddy_op(call); });
 		ok = bulk(i, n, call, slot);
 		slot += bulk_slots(call);
 		break;
 	case BuddyOp::free_bulk:
-		v_.trace.back() += " " + format_buddy_op(call);
+		trace_more([&] { return " " + format_buddy_op(call); });
 		ok = free_bulk(i, n, call, slot);
 		slot += call.targets.size();
 		break;
 	case BuddyOp::store:
-		v_.trace.back() += " store";
+		trace_more([] { return " store"; });
 		ok = store(i, slot++, call.target, call.value, true);
 		break;
 	case BuddyOp::nmi:
 	case BuddyOp::nmi_free:
 	case BuddyOp::nmi_alloc: {
 		const BuddyOp block = lowered(call);
-		v_.trace.back() += " a nested NMI";
+		trace_more([] { return " a nested NMI"; });
 		const size_t first = slot;
 		slot += count_slots(block);
 		if (block.at.empty())
@@ -1156,15 +1188,21 @@ bool Runner::would_skip(const BuddyOp &op, size_t i)
 }
 
 // The buddy lock and the transfer locks hold their owner as CPU + 1. The
-// cache guard is not here: I10 (check_caches) names it.
+// cache guard is not here: I10 (check_caches) names it. The transfer locks
+// in one read: this runs after every op and handler, candidates' included,
+// and eight loads through the machine's page lookup were a tenth of a
+// linearizability candidate's time (the grown buddy-series corpus).
 std::string Runner::locks_of(int cpu)
 {
 	std::string held;
 	const u32 me = u32(cpu) + 1;
 	if (arena_.load32(b_.buddy + BUDDY_LOCK) == me)
 		held = "the buddy lock";
-	for (u64 o = 0; has_caches(p_.level) && o < BUDDY_CACHE_ORDERS; o++)
-		if (arena_.load32(buddy_xfer_of(&b_, o) + XFER_LOCK) == me)
+	if (!has_caches(p_.level))
+		return held;
+	const ArenaBytes<BUDDY_CACHE_ORDERS * SIZEOF_BUDDY_XFER> xfers(arena_, buddy_xfer_of(&b_, 0));
+	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++)
+		if (xfers.get<u32>(buddy_xfer_of(&b_, o) + XFER_LOCK) == me)
 			held += (held.empty() ? "" : ", ") + std::string("the order-") + std::to_string(o) + " transfer lock";
 	return held;
 }
@@ -1204,8 +1242,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 
 bool Runner::step(size_t i, const BuddyOp &op)
 {
-	const std::string text = format_buddy_op(op);
-	v_.trace.push_back(concurrent_ ? "T" + std::to_string(op.cpu) + ": " + text : text);
+	trace([&] { return concurrent_ ? "T" + std::to_string(op.cpu) + ": " + format_buddy_op(op) : format_buddy_op(op); });
 	buddy_ctx *b = &cpu_[op.cpu];
 	u64 addr = 0;
 	// Concurrent runs free only live objects: a stale or interior pointer
@@ -1352,7 +1389,7 @@ bool Runner::start()
 	v_.refs.resize(p_.ops.size());
 	if (pins_)
 		v_.between.resize(pins_->nmis.size());
-	v_.trace.push_back(std::string("level ") + to_string(p_.level));
+	trace([&] { return std::string("level ") + to_string(p_.level); });
 	if (!arena_.ok() || (!started_ && buddy_init(&b_) != 0))
 		return fail(0, "the arena or buddy_init failed");
 	return true;
@@ -1454,6 +1491,26 @@ void Runner::run_in_order(sched::Strategy *strategy)
 		fail(p_.ops.size(), std::string("schedule: ") + sched::to_string(r.outcome) + ": " + r.report);
 }
 
+void Runner::run_sequential(size_t from)
+{
+	for (size_t i = from; i < p_.ops.size() && v_.ok; i++) {
+		if (boundary_ && i > 0)
+			boundary_(boundary_arg_, i, steps_);
+		op_and_checks(i, p_.ops[i]);
+		// (pinned: the linearizability check's candidates) as in a
+		// concurrent run, right after the CPU's last op; then the
+		// handlers whose place in the order is next
+		if (pins_ && last_of_cpu(i))
+			end_nmi(p_.ops[i].cpu);
+		for (size_t k = 0; pins_ && i < pins_->fire_after.size() && k < pins_->fire_after[i].size() && v_.ok; k++)
+			fire_pinned(pins_->fire_after[i][k]);
+		if (pins_ && pins_->enough && v_.ok && pins_->enough(v_, steps_))
+			return;
+	}
+	for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
+		end_nmi(c);
+}
+
 BuddyVerdict Runner::run(sched::Strategy *strategy)
 {
 	if (!start())
@@ -1463,20 +1520,7 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 		return v_;
 	}
 	if (!p_.concurrent) {
-		for (size_t i = 0; i < p_.ops.size() && v_.ok; i++) {
-			op_and_checks(i, p_.ops[i]);
-			// (pinned: the linearizability check's candidates) as in a
-			// concurrent run, right after the CPU's last op; then the
-			// handlers whose place in the order is next
-			if (pins_ && last_of_cpu(i))
-				end_nmi(p_.ops[i].cpu);
-			for (size_t k = 0; pins_ && i < pins_->fire_after.size() && k < pins_->fire_after[i].size() && v_.ok; k++)
-				fire_pinned(pins_->fire_after[i][k]);
-			if (pins_ && pins_->enough && v_.ok && pins_->enough(v_, steps_))
-				return v_;
-		}
-		for (int c = 0; c < BUDDY_NR_CPUS && v_.ok; c++)
-			end_nmi(c);
+		run_sequential(0);
 		return v_;
 	}
 	concurrent_ = true;
@@ -1534,18 +1578,23 @@ namespace {
 // start() is the same for every Program of a level, open or not upstream,
 // and kind of run (a candidate skips the checks at the points of its
 // buddy_init, so its arena is another one), and its verdict is its checks'.
-BuddyVerdict run_started(const BuddyProgram &p, const BuddyPins *pins, sched::Strategy *strategy)
+BuddyStartKey start_key(const BuddyProgram &p, bool pinned) { return {p.level, p.open_upstream, pinned ? 1 : 0}; }
+
+std::function<bool(Arena &)> start_of(const BuddyProgram &p, bool pinned)
 {
-	const BuddyStartKey key{p.level, p.open_upstream, pins ? 1 : 0};
-	auto start = [&](Arena &a) {
+	return [level = p.level, open_upstream = p.open_upstream, pinned](Arena &a) {
 		BuddyProgram none;
-		none.level = p.level;
-		none.open_upstream = p.open_upstream;
+		none.level = level;
+		none.open_upstream = open_upstream;
 		const BuddyPins no_pins;
-		Runner r(none, a, pins ? &no_pins : nullptr);
+		Runner r(none, a, pinned ? &no_pins : nullptr);
 		return r.start() && r.verdict().ok;
 	};
-	return with_started_buddy_arena(key, start, [&](Arena &a, bool started) {
+}
+
+BuddyVerdict run_started(const BuddyProgram &p, const BuddyPins *pins, sched::Strategy *strategy)
+{
+	return with_started_buddy_arena(start_key(p, pins), start_of(p, pins), [&](Arena &a, bool started) {
 		return Runner(p, a, pins, started).run(strategy);
 	});
 }
@@ -1561,6 +1610,126 @@ BuddyVerdict run_buddy_program(const BuddyProgram &p)
 }
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins) { return run_started(p, &pins, nullptr); }
+
+namespace {
+// set_buddy_candidate_resume; FL_BUDDY_RESUME=off|compare in the environment
+std::atomic<int> g_resume{[] {
+	const char *e = std::getenv("FL_BUDDY_RESUME");
+	return int(e && !std::strcmp(e, "off") ? BuddyResume::off : e && !std::strcmp(e, "compare") ? BuddyResume::compare : BuddyResume::on);
+}()};
+}  // namespace
+
+void set_buddy_candidate_resume(BuddyResume mode) { g_resume = int(mode); }
+
+// The states saved along the last order replayed, by the elements begun
+// before them (the check's orders share long prefixes: over the grown
+// buddy-series corpus two thirds of the positions a candidate ran were the
+// previous candidate's too). A state is the whole arena (machine, allocator,
+// and the Runner, which lives there), a few hundred KiB.
+struct BuddyCandidates::Impl {
+	const BuddyProgram &q;
+	const BuddyPins &pins;
+	Arena *arena = nullptr;
+	arena::Arena *space = nullptr;  // null: no reuse, every candidate runs afresh
+	Runner *runner = nullptr;       // in space, so the saved bytes hold it
+	struct Saved {
+		size_t op = 0, begun = 0;  // before op `op`, after `begun` elements of the order
+		arena::Arena::Frozen bytes;
+	};
+	std::vector<Saved> saved;  // [0, live) along the last order; past it, buffers kept for reuse
+	size_t live = 0;
+
+	// A state saved before op i is on this order's path if the order shares
+	// its elements and the next one is op i, not one more handler after op
+	// i - 1: i + the handlers after ops 0..i-1 is where it was saved.
+	void keep_on_path(size_t same)
+	{
+		std::vector<size_t> before(q.ops.size() + 1, 0);
+		for (size_t i = 0; i < q.ops.size(); i++)
+			before[i + 1] = before[i] + 1 + (i < pins.fire_after.size() ? pins.fire_after[i].size() : 0);
+		size_t k = 0;
+		while (k < live && saved[k].begun <= same && before[saved[k].op] == saved[k].begun)
+			k++;
+		live = k;
+	}
+	// One state per candidate, at its last boundary within the prefix it
+	// shares with the last one (where it leaves that order): the search
+	// tries the other choices there next, and deeper ones below them. A
+	// state saved at every boundary cost more than the ops it spared (186
+	// KiB a state; -runs=0 over the grown buddy-series corpus, 26 s against
+	// 15 s without resuming and 12 s so).
+	static void at_boundary(void *self, size_t i, size_t begun)
+	{
+		Impl *c = static_cast<Impl *>(self);
+		const size_t next = begun + 1 + (i < c->pins.fire_after.size() ? c->pins.fire_after[i].size() : 0);
+		if ((c->live && c->saved[c->live - 1].begun >= begun) || begun > c->same || next <= c->same)
+			return;
+		arena::Pause heap;
+		if (c->live == c->saved.size())
+			c->saved.emplace_back();
+		Saved &s = c->saved[c->live++];
+		s.op = i;
+		s.begun = begun;
+		c->space->save(0, &s.bytes);  // the space holds the started state from its first byte
+	}
+	size_t same = 0;  // the current candidate's prefix shared with the last one
+	BuddyVerdict run()
+	{
+		if (!live || !space) {
+			const auto [a, sp] = started_buddy_arena(start_key(q, true), start_of(q, true));
+			if (!a)
+				return run_buddy_program(q, pins);
+			arena = a;
+			space = sp;
+		} else {
+			space->roll_back(saved[live - 1].bytes);
+		}
+		std::optional<BuddyVerdict> out;
+		{
+			arena::Scope in(space);
+			size_t from = 0;
+			if (!live) {
+				runner = new Runner(q, *arena, &pins, true);
+				runner->at_boundaries(&Impl::at_boundary, this);
+				if (!runner->start())
+					from = q.ops.size();
+			} else {
+				from = saved[live - 1].op;
+			}
+			runner->run_sequential(from);
+			arena::Pause heap;
+			out.emplace(runner->verdict());
+		}
+		return std::move(*out);
+	}
+};
+
+BuddyCandidates::BuddyCandidates(const BuddyProgram &q, const BuddyPins &pins) : impl_(new Impl{q, pins}) {}
+BuddyCandidates::~BuddyCandidates() { delete impl_; }
+
+BuddyVerdict BuddyCandidates::run(size_t same)
+{
+	const BuddyResume mode = BuddyResume(g_resume.load());
+	if (mode == BuddyResume::off)
+		return run_buddy_program(impl_->q, impl_->pins);
+	impl_->keep_on_path(same);
+	impl_->same = same;
+	BuddyVerdict v = impl_->run();
+	if (mode != BuddyResume::compare)
+		return v;
+	// On an arena of its own (the candidates' holds the saved states).
+	Arena own;
+	const BuddyVerdict fresh = Runner(impl_->q, own, &impl_->pins).run(nullptr);
+	// Not a verdict of the check: the search would count it as one more
+	// order that does not match, and another might.
+	if (v.ok != fresh.ok || v.what != fresh.what || v.results != fresh.results || v.between != fresh.between ||
+	    v.failed_step != fresh.failed_step) {
+		std::fprintf(stderr, "faultline: checker: a candidate resumed after %zu elements differs from a fresh run of it\n%s",
+			     same, format_buddy_program(impl_->q).c_str());
+		std::abort();
+	}
+	return v;
+}
 
 BuddyVerdict run_buddy_program(const BuddyProgram &p, sched::Strategy &s)
 {

@@ -121,6 +121,31 @@ struct BuddyPins {
 };
 BuddyVerdict run_buddy_program(const BuddyProgram &p, const BuddyPins &pins);
 
+// The candidates of one linearizability check, run one after another: q
+// and pins are the caller's, rebuilt for each order. run(same) runs the
+// next one, whose order shares its first `same` elements with the last
+// one run: it resumes from the state saved at the latest point of that
+// shared prefix (before an op), instead of from the start, and gives the
+// verdict run_buddy_program(q, pins) gives.
+class BuddyCandidates {
+public:
+	BuddyCandidates(const BuddyProgram &q, const BuddyPins &pins);
+	~BuddyCandidates();
+	BuddyCandidates(const BuddyCandidates &) = delete;
+	BuddyCandidates &operator=(const BuddyCandidates &) = delete;
+	BuddyVerdict run(size_t same);
+
+private:
+	struct Impl;
+	Impl *impl_;
+};
+// Resuming is on unless a test (or FL_BUDDY_RESUME=off|compare in the
+// environment) turns it off (every candidate from the start) or asks to
+// compare (each candidate is run afresh too, and a difference is a
+// violation "checker: ...").
+enum class BuddyResume { on, off, compare };
+void set_buddy_candidate_resume(BuddyResume mode);
+
 // The checks at every named point and scheduling decision skip a state they
 // passed (nothing written to the arena, no live object more or less, the
 // same CPUs inside an op): on unless a test turns it off to compare.

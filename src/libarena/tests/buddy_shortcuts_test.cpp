@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The runner's shortcuts give the verdicts of the runs without them: every
+// The runner's shortcuts give the verdicts of the runs without them (the
+// point checks' reuse, the linearizability candidates' resuming): every
 // text Program of corpora/buddy (findings included) and generated
 // concurrent Programs under their generated schedules, run with each
 // shortcut on and off, the verdicts compared field by field.
@@ -56,6 +57,13 @@ void expect_same_verdicts(void (*set)(bool))
 TEST(BuddyRunner, PointChecksSkipNoStateTheyHaveNotPassed)
 {
 	expect_same_verdicts(set_buddy_point_check_reuse);
+}
+
+// A linearizability candidate resumed from the state its order shares with
+// the last one run gives what it gives from the start (BuddyCandidates).
+TEST(BuddyLinearize, ResumedCandidatesGiveTheVerdictsOfFreshOnes)
+{
+	expect_same_verdicts([](bool on) { set_buddy_candidate_resume(on ? BuddyResume::on : BuddyResume::off); });
 }
 
 }  // namespace

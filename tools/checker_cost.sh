@@ -22,9 +22,14 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || { echo "usage: $0 [-r REPEATS] [-n SCHEDULES] BUILD_DIR..." >&2; exit 2; }
 src=$(cd "$(dirname "$0")/.." && pwd)
-cpu() {  # COMMAND...: user+sys seconds of one run (its output dropped)
-	/usr/bin/time -f "%U %S" -o /tmp/checker_cost.$$ "$@" >/dev/null 2>&1 || true
-	awk '{ printf "%.3f", $1 + $2 }' /tmp/checker_cost.$$
+times=$(mktemp)
+trap 'rm -f "$times"' EXIT
+cpu() {  # COMMAND...: user+sys seconds of one run (its output dropped); a run that fails stops the benchmark
+	local rc=0
+	/usr/bin/time -f "%U %S" -o "$times" "$@" >/dev/null 2>&1 || rc=$?
+	# 1 is a finding: timed like any run (the tests judge verdicts); more is a failure
+	[ "$rc" -le 1 ] || { echo "$0: '$*' exited $rc" >&2; exit 2; }
+	awk 'END { printf "%.3f", $1 + $2 }' "$times"
 }
 bench() {  # LABEL SCHEDULES ON-COMMAND... -- lockset-off linearize-off points-off: one table
 	local label=$1 n=$2
@@ -65,4 +70,3 @@ for dir in "$@"; do
 		"$dir/src/libarena/buddy-explore" --level series --max-schedules "$per" "${bl[@]}" \
 		-- --no-lockset --no-linearize --no-point-checks
 done
-rm -f /tmp/checker_cost.$$

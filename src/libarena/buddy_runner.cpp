@@ -1723,7 +1723,7 @@ BuddyVerdict BuddyCandidates::run(size_t same)
 	// Not a verdict of the check: the search would count it as one more
 	// order that does not match, and another might.
 	if (v.ok != fresh.ok || v.what != fresh.what || v.results != fresh.results || v.between != fresh.between ||
-	    v.failed_step != fresh.failed_step) {
+	    v.failed_step != fresh.failed_step || v.placed_missed != fresh.placed_missed) {
 		std::fprintf(stderr, "faultline: checker: a candidate resumed after %zu elements differs from a fresh run of it\n%s",
 			     same, format_buddy_program(impl_->q).c_str());
 		std::abort();

@@ -3,7 +3,7 @@
 # Machines restored from the arena (check/workspace.h) against machines built
 # for every run (FL_MACHINE_REUSE=0): the whole corpus under every
 # configuration it allows must give the same traces and summary (random
-# Programs: ctest MachineReuse.*).
+# Programs: fl_tests --gtest_filter='MachineReuse.*').
 # Usage: machine_reuse_test.sh [EMULATOR] CLI -- FILE...
 set -u
 # shellcheck source=tests/same_under_env.sh

@@ -278,6 +278,10 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 			v.linearize_note = "linearizability not checked: a placed NMI's point was not reached in some orders";
 			return;
 		}
+		if (v.others_before_nmi) {
+			v.linearize_note = "linearizability not checked: other CPUs ran inside an op before its NMI";
+			return;
+		}
 		break;
 	}
 	std::string what = "not_linearizable: no sequential order of the " + std::to_string(n + m) +

@@ -243,6 +243,7 @@ private:
 	int draining_ = -1;  // the CPU whose drain op runs
 	bool busy_[BUDDY_NR_CPUS] = {};
 	u64 clock_ = 0;  // BuddyVerdict::spans
+	uint64_t op_switches_[BUDDY_NR_CPUS] = {};  // the scheduler's switches when each CPU's op began
 	// Per CPU: the BuddyVerdict::between entry its handler runs as now (-1:
 	// none), and the op that armed it (whose results go there meanwhile).
 	int between_[BUDDY_NR_CPUS] = {-1, -1, -1, -1};
@@ -898,6 +899,9 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		for (u64 o : cached_objects())
 			if (std::find(cached_before.begin(), cached_before.end(), o) == cached_before.end())
 				nmi_cached_.push_back(o);
+	// (BuddyVerdict::others_before_nmi) at a point inside an op, after other CPUs ran in it
+	if (sched_ && was_busy && a.depth == 0 && where.rfind("at ", 0) == 0 && switches != op_switches_[c])
+		v_.others_before_nmi = true;
 	// (BuddyVerdict::real_time) at a point inside an op, not between ops or as an op
 	if (clock_ != clock_at_entry && a.depth == 0 && where.rfind("at ", 0) == 0)
 		v_.real_time = false;
@@ -1227,6 +1231,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	last_note_[c] = nullptr;
 	std::memset(questions_[c], 0, sizeof questions_[c]);
 	op_fails_[c] = fails_on(c);
+	op_switches_[c] = sched_ ? sched_->switches_so_far() : 0;
 	steps_++;
 	grew_[c] = false;
 	began(i);

@@ -63,6 +63,15 @@ struct BuddyVerdict {
 	// (a candidate) a handler of `placed` did not find its place: its op
 	// took another path there, so the order says nothing about the run.
 	bool placed_missed = false;
+	// A handler ran at a point inside an op after other CPUs had run in that
+	// op: what the op did before the handler saw the state before them, and
+	// the handler (and the op after it) the state after them. A candidate
+	// runs the op and its handler as one step, before or after those CPUs'
+	// ops, so no order may give both (a buddy-series fuzz report on correct
+	// code, 2026-12-06: a spill found the transfer cache full, another CPU
+	// then refilled from it and allocated the object the handler freed).
+	// If no order explains the run, it is not checked rather than reported.
+	bool others_before_nmi = false;
 	// False when another CPU's op began or ended while a handler ran at a
 	// named point inside an op: the candidates run that handler at the
 	// same point, inside the op, as one step, which the run did not take,

@@ -282,6 +282,10 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 			v.linearize_note = "linearizability not checked: other CPUs ran inside an op before its NMI";
 			return;
 		}
+		if (v.growth_overlapped) {
+			v.linearize_note = "linearizability not checked: other CPUs ran while one got a new chunk";
+			return;
+		}
 		break;
 	}
 	std::string what = "not_linearizable: no sequential order of the " + std::to_string(n + m) +

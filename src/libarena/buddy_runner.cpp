@@ -252,7 +252,11 @@ private:
 	// (concurrent) Per CPU: its current op or handler between ops got a new
 	// chunk; the spans of the ops and handlers that did.
 	bool grew_[BUDDY_NR_CPUS] = {};
-	std::vector<std::pair<u64, u64>> grown_;
+	struct Grown {
+		std::pair<u64, u64> span;
+		int cpu;
+	};
+	std::vector<Grown> grown_;
 	int reinit_cpu_ = -1;  // the CPU inside a reinit op (its NMI handlers do nothing)
 	bool done_[BUDDY_NR_CPUS] = {true, true, true, true};  // (concurrent) a CPU's task has run its ops
 	// An NMI armed on a CPU (at=), and a serial.
@@ -634,13 +638,22 @@ void Runner::alloc_seen(void *self, u32 cnt)
 // lock) leave the arena a chunk larger than any order of the ops does, so a
 // later alloc only existing chunks can serve (an NMI's) may succeed where
 // every candidate fails (a buddy-series fuzz report on correct code,
-// 2026-12-05). Such a run is not checked.
+// 2026-12-05). Such a run is not checked. (BuddyVerdict::growth_overlapped)
+// Another CPU's op or handler that ran while one got a new chunk may have
+// found the arena between the two states any order gives.
 void Runner::note_racing_growth()
 {
+	auto overlap = [](std::pair<u64, u64> x, std::pair<u64, u64> y) { return x.first < y.second && y.first < x.second; };
 	for (size_t a = 0; a < grown_.size(); a++)
 		for (size_t b = a + 1; b < grown_.size(); b++)
-			if (grown_[a].first < grown_[b].second && grown_[b].first < grown_[a].second && v_.linearize_note.empty())
+			if (overlap(grown_[a].span, grown_[b].span) && v_.linearize_note.empty())
 				v_.linearize_note = "linearizability not checked: two CPUs got a new chunk at once";
+	for (const Grown &g : grown_) {
+		for (size_t i = 0; i < v_.spans.size(); i++)
+			v_.growth_overlapped |= p_.ops[i].cpu != g.cpu && overlap(v_.spans[i], g.span);
+		for (const auto &h : v_.between)
+			v_.growth_overlapped |= p_.ops[h.after].cpu != g.cpu && overlap(h.span, g.span);
+	}
 }
 
 // An NMI's allocation never grows the arena: the series' rule, and
@@ -833,7 +846,7 @@ bool Runner::fire_between(const Armed &a, const std::string &where)
 	v_.between[e].span.second = ++clock_;
 	between_[c] = -1;
 	if (grew_[c])
-		grown_.push_back(v_.between[e].span);
+		grown_.push_back({v_.between[e].span, c});
 	return ok;
 }
 
@@ -1239,7 +1252,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	busy_[c] = false;
 	ended(i);
 	if (grew_[c] && i < v_.spans.size())
-		grown_.push_back(v_.spans[i]);
+		grown_.push_back({v_.spans[i], c});
 	if (ok && pending)
 		ok = fire_if_left(c, seq, "op");
 	return ok && check(i);

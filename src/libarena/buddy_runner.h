@@ -72,6 +72,14 @@ struct BuddyVerdict {
 	// then refilled from it and allocated the object the handler freed).
 	// If no order explains the run, it is not checked rather than reported.
 	bool others_before_nmi = false;
+	// Another CPU's op or handler ran while an op or handler got a new chunk:
+	// libarena gets a chunk outside its lock, so that CPU may have seen the
+	// arena with the chunk's pages taken and the chunk not yet linked, a state
+	// no order of whole ops gives (an NMI alloc, which takes existing chunks
+	// only, NULL there and an object later where every candidate gives NULL
+	// or an object at both: three buddy-series fuzz reports on correct code,
+	// 2026-12-06). If no order explains the run, it is not checked.
+	bool growth_overlapped = false;
 	// False when another CPU's op began or ended while a handler ran at a
 	// named point inside an op: the candidates run that handler at the
 	// same point, inside the op, as one step, which the run did not take,

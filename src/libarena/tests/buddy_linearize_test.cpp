@@ -155,6 +155,16 @@ TEST(BuddyLinearize, TwoCpusGettingAChunkAtOnceIsNotChecked)
 	EXPECT_EQ(v.linearize_note, "linearizability not checked: two CPUs got a new chunk at once");
 }
 
+// So is a run in which another CPU's ops and handlers ran while one got a
+// new chunk, when no order explains it.
+TEST(BuddyLinearize, OtherCpusBesideANewChunkAreNotChecked)
+{
+	const BuddyVerdict v = run_buddy_program(read_program("corpora/buddy/not_checked/other_cpus_beside_a_new_chunk.bl"));
+	EXPECT_TRUE(v.ok) << v.what;
+	EXPECT_TRUE(v.growth_overlapped);
+	EXPECT_EQ(v.linearize_note, "linearizability not checked: other CPUs ran while one got a new chunk");
+}
+
 // The check's shortcuts (the order the elements began in replayed first, a
 // candidate stopped at its first settled difference) give the plain
 // search's verdicts on generated Programs, each under the schedule the

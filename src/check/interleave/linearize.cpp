@@ -252,16 +252,18 @@ private:
 	// or after it (no process to run in). A look changes nothing, so it is
 	// matched by no result (found by the swarm on the fixed kernel: smaps
 	// said "no vma" after exit_mmap; verify --only interleave, seed 1,
-	// Program 12,488). So is an mmap of that process, whose mapping goes
-	// with the mm the exit tears down: a thread finishes the call it is in
-	// before exit_group's kill reaches it, so its mmap may fail on what the
+	// Program 12,488). So is an mmap of that process that failed, which
+	// bound nothing: a thread finishes the call it is in before
+	// exit_group's kill reaches it, so its mmap may fail on what the
 	// exiting thread did after its exit (a freeze: -EPERM), where every
 	// order has it before the exit or not at all (the threads fuzz target,
 	// v3, 2026-12-06: corpora/interleavings/regressions/mmap_beside_its_exit.fl).
+	// (One that succeeded bound its label, which later ops name.)
 	bool call_beside_its_exit(const Group &g, size_t i) const
 	{
 		const Op &op = p_.ops[i];
-		if (op.kind != OpKind::smaps && op.kind != OpKind::load && op.kind != OpKind::mmap)
+		const bool failed_mmap = op.kind == OpKind::mmap && seen_.events[i].ret < 0;
+		if (op.kind != OpKind::smaps && op.kind != OpKind::load && !failed_mmap)
 			return false;
 		for (size_t j = g.begin; j < g.end; j++)
 			if (p_.ops[j].kind == OpKind::exit && p_.ops[j].thread != op.thread && p_.ops[j].proc == op.proc)

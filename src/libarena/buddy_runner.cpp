@@ -920,11 +920,13 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		for (u64 o : cached_objects())
 			if (std::find(cached_before.begin(), cached_before.end(), o) == cached_before.end())
 				nmi_cached_.push_back(o);
-	// (BuddyVerdict::others_before_nmi) at a point inside an op, after other CPUs ran in it
-	if (sched_ && was_busy && a.depth == 0 && where.rfind("at ", 0) == 0 && switches != op_switches_[c])
+	// At a point inside an op, not between ops or as an op:
+	const bool inside_op = a.depth == 0 && where.rfind("at ", 0) == 0;
+	// (BuddyVerdict::others_before_nmi) after other CPUs ran in that op
+	if (sched_ && was_busy && inside_op && switches != op_switches_[c])
 		v_.others_before_nmi = true;
-	// (BuddyVerdict::real_time) at a point inside an op, not between ops or as an op
-	if (clock_ != clock_at_entry && a.depth == 0 && where.rfind("at ", 0) == 0)
+	// (BuddyVerdict::real_time) while other CPUs' ops began or ended
+	if (clock_ != clock_at_entry && inside_op)
 		v_.real_time = false;
 	// An NMI stops its own CPU only: another CPU that ran between the calls
 	// of a handler of several may have seen (and changed) the state between

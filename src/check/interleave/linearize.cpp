@@ -258,11 +258,24 @@ private:
 	// exiting thread did after its exit (a freeze: -EPERM), where every
 	// order has it before the exit or not at all (the threads fuzz target,
 	// v3, 2026-12-06: corpora/interleavings/regressions/mmap_beside_its_exit.fl).
-	// (One that succeeded bound its label, which later ops name.)
+	// (One that succeeded bound its label, which later ops name.) Not a
+	// failed MAP_FIXED mmap: it may have changed the address space before it
+	// failed. mmap_region unmaps what the new mapping replaces before it
+	// calls ->mmap (__mmap_prepare's vms_clean_up_area since 6.12, which
+	// zaps the PTEs and ->close's the old VMAs; do_vmi_munmap before), and
+	// when ->mmap fails the range stays a hole (vms_abort_munmap_vmas:
+	// "Resort to the old failure method of leaving a gap where the MAP_FIXED
+	// mapping failed"). Left out, the candidates kept the old mapping (the
+	// threads fuzz target, v3, 2026-12-06: a MAP_FIXED mmap over A failed
+	// with -EINVAL, its size past the map, and a madvise of A before the
+	// exit got -ENOMEM, where every candidate without the mmap found A:
+	// corpora/interleavings/regressions/failed_fixed_mmap_beside_its_exit.fl).
+	// It runs in the candidates like any op.
 	bool call_beside_its_exit(const Group &g, size_t i) const
 	{
 		const Op &op = p_.ops[i];
-		const bool failed_mmap = op.kind == OpKind::mmap && seen_.events[i].ret < 0;
+		const bool replaces = (op.flags & uapi::MAP_FIXED) && !(op.flags & uapi::MAP_FIXED_NOREPLACE);
+		const bool failed_mmap = op.kind == OpKind::mmap && seen_.events[i].ret < 0 && !replaces;
 		if (op.kind != OpKind::smaps && op.kind != OpKind::load && !failed_mmap)
 			return false;
 		for (size_t j = g.begin; j < g.end; j++)

@@ -199,6 +199,49 @@ TEST(Linearize, BusyFreezeBesideAWriterIsAFailedFreeze)
 		  Invariant::not_linearizable);
 }
 
+// A syscall on the map fd holds the file from the fdget at its start, so
+// beside another thread's close it can succeed as if before the close while
+// what it decides comes after ops that came after the close (linearize.cpp,
+// its_file_beside_a_close): a freeze that took the file, then the close and
+// the munmap of the last writable mapping, then the freeze's write-active
+// check. The candidates take the freeze's file at the close; not when the
+// freeze began only after the close (its thread's lookup before it already
+// found the fd closed), and not for a result no order gives even with the
+// file (the writable mapping still there).
+TEST(Linearize, AnOpHoldsTheFileItTookBeforeAClose)
+{
+	std::string err;
+	sched::DefaultStrategy d;
+	auto check = [&](const std::string &text, size_t freeze, int64_t ret) {
+		Program p = parse(text);
+		interleave::ScheduleOutcome o = interleave::run_schedule(p, kV2, d);
+		EXPECT_FALSE(o.finding()) << o.verdict();
+		Trace t = o.trace;
+		EXPECT_EQ(t.events.size(), p.ops.size());
+		if (t.events.size() != p.ops.size())
+			return interleave::LinearizeResult{};
+		t.events[freeze].ret = ret;
+		std::vector<size_t> completion;
+		for (size_t i = 1; i < p.ops.size(); i++)
+			completion.push_back(i);
+		return interleave::check_linearizable(p, kV2, interleave::find_group(p, &err), t, completion);
+	};
+	const std::string map = "map value_size=8 max_entries=1 key_size=4 flags=mmapable\nmmap A len=1p\n";
+	// The default schedule runs T0 first: the freeze finds the fd closed.
+	EXPECT_FALSE(check(map + "freeze thread=1\nclose thread=0\nmunmap A len=1p thread=0\n", 1, -EBADF).violation);
+	// ok: it took the file before the close, checked after the munmap.
+	interleave::LinearizeResult r = check(map + "freeze thread=1\nclose thread=0\nmunmap A len=1p thread=0\n", 1, 0);
+	EXPECT_FALSE(r.violation) << r.violation.detail;
+	// ok where its thread's lookup before it found the fd closed: it began
+	// after the close, so it cannot hold the file.
+	r = check(map + "lookup idx=0 thread=1\nfreeze thread=1\nclose thread=0\nmunmap A len=1p thread=0\n", 2, 0);
+	EXPECT_EQ(r.violation.what, Invariant::not_linearizable) << r.note;
+	// ok with the writable mapping never unmapped: -EBUSY or -EBADF in every
+	// order, with its file or not.
+	r = check(map + "freeze thread=1\nclose thread=0\n", 1, 0);
+	EXPECT_EQ(r.violation.what, Invariant::not_linearizable) << r.note;
+}
+
 // Two groups with a join between them: the second group's results are
 // checked from the state the first group's orders leave (no longer "not
 // checked: several groups"); a wrong result in the second group is

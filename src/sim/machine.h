@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +98,17 @@ public:
 	virtual int64_t map_lookup(uint32_t index, std::vector<uint8_t> *value) = 0;
 	virtual int64_t map_freeze() = 0;
 	virtual int64_t map_close() = 0;
+	// For the linearizability candidates (src/check/interleave/linearize.cpp,
+	// its_file_beside_a_close): a syscall on the map fd holds the file from
+	// the fdget at its start to its end, so one that began before another
+	// thread's close of the fd runs as if the fd were open. map_fd_hold
+	// takes that reference now, for an op that runs later (fget, counted
+	// as a syscall in flight, so the map outlives the close): a handle, or
+	// -EBADF when the fd is closed. map_fd_with_held runs `op` with the held
+	// file back in the fd table (where the op's own fdget finds it), then
+	// takes it out again and drops the hold.
+	virtual int map_fd_hold() = 0;
+	virtual void map_fd_with_held(int handle, const std::function<void()> &op) = 0;
 
 	// Memory-management syscalls, in process `pid` (0 is the first process).
 	// mmap: fd < 0 means MAP_ANONYMOUS. pgoff is in PAGE_SIZE units; the

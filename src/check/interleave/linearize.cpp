@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <map>
+#include <optional>
 
 #include "base/order_search.h"
 #include "check/execution.h"
@@ -38,11 +39,14 @@ public:
 		q_.expects.clear();
 		relaxed_.resize(p.ops.size());
 		rss_free_.resize(p.ops.size());
+		held_.resize(p.ops.size());
 		for (const Group &g : groups) {
 			for (size_t i = g.begin; i < g.end; i++)
 				relaxed_[i] = busy_freeze(g, i) || unbound_beside_its_mapping(g, i) || call_beside_its_exit(g, i);
 			for (size_t i = g.begin; i < g.end; i++)
 				rss_free_[i] = rss_beside_partial_change(g, i);
+			for (size_t i = g.begin; i < g.end; i++)
+				held_[i] = its_file_beside_a_close(g, i);
 		}
 	}
 
@@ -67,31 +71,26 @@ public:
 		return r;
 	}
 
-	// An mmap is not one step for the ops beside it, in two ways no order
-	// of whole ops can show, both found by the threads fuzz target on the
-	// fixed kernel (v2, 2026-12-05):
-	// - beside another thread's close of the map fd (one process, one fd
-	//   table): it takes its file when it begins (fget in ksys_mmap_pgoff)
-	//   and its address much later, under mmap_write_lock, so it can
-	//   succeed as if before the close and be placed as if after ops that
-	//   came after the close (a reserve placed above it; 9 minutes in);
-	// - a MAP_FIXED mmap beside another thread's freeze: mmap_region
-	//   unmaps what it replaces (do_vmi_munmap, whose ->close drops the
-	//   old mapping's write-active count; vms_clean_up_area since 6.12)
-	//   before the new mapping's ->mmap, so a freeze in between succeeds
-	//   although the old writable mapping was there when the mmap began,
-	//   and the mmap, waiting on freeze_mutex, then fails with -EPERM with
-	//   the old mapping gone (11 minutes in).
-	// Candidates that split such an mmap (pin the file it took; its unmap
-	// apart from its map) would check these; until then a group of this
-	// shape that no order explains is not checked.
+	// A MAP_FIXED mmap is not one step for a freeze beside it, in a way no
+	// order of whole ops can show, found by the threads fuzz target on the
+	// fixed kernel (v2, 2026-12-05, 11 minutes in): mmap_region unmaps what
+	// it replaces (do_vmi_munmap, whose ->close drops the old mapping's
+	// write-active count; vms_clean_up_area since 6.12) before the new
+	// mapping's ->mmap, so another thread's freeze in between succeeds
+	// although the old writable mapping was there when the mmap began, and
+	// the mmap, waiting on freeze_mutex, then fails with -EPERM with the old
+	// mapping gone. Candidates that split such an mmap (its unmap apart from
+	// its map) would check it; until then a group of this shape that no
+	// order explains is not checked. (An mmap beside another thread's close
+	// of the map fd, which took its file when it began and its address much
+	// later, was the other shape here; the candidates hold its file now:
+	// its_file_beside_a_close.)
 	bool mmap_split_beside(size_t i, size_t j) const
 	{
 		const Op &m = p_.ops[i], &o = p_.ops[j];
 		if (m.kind != OpKind::mmap || m.thread == o.thread)
 			return false;
-		return (o.kind == OpKind::close && o.proc == m.proc) ||
-		       (o.kind == OpKind::freeze && (m.has_at || (m.flags & uapi::MAP_FIXED)));
+		return o.kind == OpKind::freeze && (m.has_at || (m.flags & uapi::MAP_FIXED));
 	}
 	bool mmap_not_one_step() const
 	{
@@ -160,16 +159,17 @@ private:
 		// Everything before the group is the chosen past: deterministic,
 		// already compared, and run as it was chosen: a relaxed (busy)
 		// freeze of an earlier group had no effect there, so none here.
+		placed_.assign(p_.ops.size(), false);
+		holds_.clear();
 		for (size_t i = 0; i < g.begin; i++)
-			if (!relaxed_[slot_.count(i) ? slot_.at(i) : i])
-				e.run_op(i);
+			run_in_candidate(e, i);
 		for (size_t j = 0; j < n; j++) {
 			const size_t orig = g.begin + order[j];
-			if (relaxed_[orig])
+			std::optional<Event> ev = run_in_candidate(e, g.begin + j);
+			if (!ev)
 				continue;  // relaxed: no effect at any point, no result to match
-			Event ev = e.run_op(g.begin + j);
-			if (!same(orig, ev))
-				return differs(k, j, orig, false, std::move(ev));
+			if (!same(orig, *ev))
+				return differs(k, j, orig, false, std::move(*ev));
 		}
 		const size_t next = k + 1 < groups_.size() ? groups_[k + 1].begin : p_.ops.size();
 		for (size_t i = g.end; i < next; i++) {
@@ -182,6 +182,86 @@ private:
 		// The next group from here (a fresh search: its replays rebuild
 		// this prefix from q_).
 		return search(k + 1).kind == OrderResult::linearizable ? kMatch : n;
+	}
+
+	// q_'s op qi in a candidate, or nothing when it is relaxed (no effect
+	// at any point, no result to match), with the file holds of
+	// its_file_beside_a_close: a close first takes the file for each such
+	// op of its group that may have begun before it, and such an op runs
+	// with the file it holds.
+	std::optional<Event> run_in_candidate(Execution &e, size_t qi)
+	{
+		const size_t orig = slot_.count(qi) ? slot_.at(qi) : qi;
+		if (p_.ops[orig].kind == OpKind::close && p_.ops[orig].thread >= 0)
+			hold_the_file_before(e, orig);
+		placed_[orig] = true;
+		if (relaxed_[orig])
+			return std::nullopt;
+		const auto h = holds_.find(orig);
+		if (h == holds_.end())
+			return e.run_op(qi);
+		Event ev;
+		e.machine().map_fd_with_held(h->second, [&] { ev = e.run_op(qi); });
+		holds_.erase(h);
+		return ev;
+	}
+
+	// Before a group's close in a candidate: each op of the group that
+	// holds its file (held_), of another thread, not yet placed, may have
+	// taken the file before this close if every op of its thread before it
+	// is placed already (it began after those returned); it takes it here.
+	void hold_the_file_before(Execution &e, size_t close)
+	{
+		const Group *g = group_of(close);
+		const int t = p_.ops[close].thread;
+		for (size_t h = g->begin; h < g->end; h++) {
+			if (!held_[h] || placed_[h] || holds_.count(h) || p_.ops[h].thread == t)
+				continue;
+			bool began = true;
+			for (size_t b = g->begin; b < h; b++)
+				if (p_.ops[b].thread == p_.ops[h].thread && !placed_[b])
+					began = false;
+			if (!began)
+				continue;
+			const int id = e.machine().map_fd_hold();
+			if (id >= 0)
+				holds_[h] = id;
+		}
+	}
+	const Group *group_of(size_t i) const
+	{
+		for (const Group &g : groups_)
+			if (i >= g.begin && i < g.end)
+				return &g;
+		return nullptr;
+	}
+
+	// A syscall on the map fd takes its file at its start and holds it to
+	// its end (fdget ... fdput in map_freeze, map_update_elem and
+	// map_lookup_elem; fget ... fput in ksys_mmap_pgoff), so beside another
+	// thread's close of the fd (the machine has one fd table) it may
+	// succeed as if before the close while what it decides comes after ops
+	// that came after the close. The threads fuzz target (v3, 2026-12-06,
+	// 21 minutes into a 30-minute campaign): T1's freeze took the file,
+	// then T0 closed the fd and unmapped its writable mapping, and the
+	// freeze, whose write-active check came after that, succeeded; every
+	// order has the freeze before the munmap (-EBUSY) or after the close
+	// (-EBADF). Such an op (one that did not fail with -EBADF, so it found
+	// the file) takes its file in the candidates where a close comes before
+	// it, at that close, if it may have begun by then (run_in_candidate);
+	// the rest of it runs at its place in the order
+	// (corpora/interleavings/regressions/freeze_with_its_file_beside_a_close.fl).
+	bool its_file_beside_a_close(const Group &g, size_t i) const
+	{
+		const Op &op = p_.ops[i];
+		const bool takes_the_fd = op.kind == OpKind::freeze || op.kind == OpKind::update ||
+					  op.kind == OpKind::lookup || op.kind == OpKind::mmap;
+		if (!takes_the_fd || relaxed_[i] || seen_.events[i].ret == -EBADF || !seen_.events[i].info.empty())
+			return false;  // an op skipped by the harness ("skipped: ...") took nothing
+		for (size_t j = g.begin; j < g.end; j++)
+			if (p_.ops[j].kind == OpKind::close && p_.ops[j].thread != op.thread)
+				return true;
+		return false;
 	}
 
 	// map_freeze returns -EBUSY while a writer is in flight, which no
@@ -380,6 +460,9 @@ private:
 					 // unbound_beside_its_mapping, call_beside_its_exit)
 	std::vector<Execution::OpAddresses> used_;  // per program op: a group op's addresses, as it ran
 	std::vector<bool> rss_free_;     // per program op: smaps compared without Rss (rss_beside_partial_change)
+	std::vector<bool> held_;         // per program op: holds its file beside a close (its_file_beside_a_close)
+	std::vector<bool> placed_;       // per program op, in the candidate being replayed: its place passed
+	std::map<size_t, int> holds_;    // in that candidate: program op -> its file (Machine::map_fd_hold)
 	std::vector<size_t> closest_order_;
 	size_t closest_at_ = 0, closest_op_ = 0;
 	bool closest_after_ = false;
@@ -408,7 +491,7 @@ LinearizeResult check_linearizable(const Program &p, const Config &cfg, const st
 		return out;
 	}
 	if (spec.mmap_not_one_step()) {
-		out.note = "linearizability not checked: an mmap beside another thread's close of the map fd or freeze";
+		out.note = "linearizability not checked: a MAP_FIXED mmap beside another thread's freeze";
 		return out;
 	}
 	out.violation = Violation{Invariant::not_linearizable, spec.history(r)};

@@ -96,6 +96,13 @@ MachineImpl::~MachineImpl()
 	}
 	if (map_fd_file())
 		map_close();
+	for (file *f : held_files_)  /* holds a candidate took and never used */
+		if (f) {
+			Enter e(this);
+			fput(f);
+			fd_syscalls_--;
+			forget_map_if_freed();
+		}
 }
 
 MachineImpl::Process *MachineImpl::proc(int pid)
@@ -262,6 +269,38 @@ int64_t MachineImpl::map_close()
 	int err = close_fd(kMapFd);  /* drops the table's reference only */
 	forget_map_if_freed();
 	return err;
+}
+
+// The candidates' stand-in for the fdget at the start of a syscall that began
+// before a close of the fd (Machine::map_fd_hold): fs/file.c's fget, the
+// reference that syscall holds until its fput.
+int MachineImpl::map_fd_hold()
+{
+	Enter e(this);
+	file *f = fget(kMapFd);
+	if (!f)
+		return -EBADF;
+	fd_syscalls_++;
+	held_files_.push_back(f);
+	return (int)held_files_.size() - 1;
+}
+
+void MachineImpl::map_fd_with_held(int handle, const std::function<void()> &op)
+{
+	file *f = held_files_.at((size_t)handle);
+	const bool put = !map_fd_file();  /* closed: the op's fdget finds the held file */
+	if (put) {
+		Enter e(this);
+		fd_install(kMapFd, get_file(f));
+	}
+	op();
+	Enter e(this);
+	if (put)
+		close_fd(kMapFd);
+	held_files_[(size_t)handle] = nullptr;
+	fput(f);
+	fd_syscalls_--;
+	forget_map_if_freed();
 }
 
 int64_t MachineImpl::mmap(int pid, uint64_t addr, uint64_t len, int prot, int flags, bool map_fd,

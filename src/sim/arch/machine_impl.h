@@ -21,6 +21,8 @@ public:
 	int64_t map_lookup(uint32_t index, std::vector<uint8_t> *value) override;
 	int64_t map_freeze() override;
 	int64_t map_close() override;
+	int map_fd_hold() override;
+	void map_fd_with_held(int handle, const std::function<void()> &op) override;
 
 	int64_t mmap(int pid, uint64_t addr, uint64_t len, int prot, int flags, bool map_fd,
 		     uint64_t pgoff) override;
@@ -142,7 +144,8 @@ private:
 	Stats stats_;
 	std::vector<std::unique_ptr<Process>> procs_;
 	file *map_vm_file_ = nullptr;  // the map's file while anything holds it
-	int fd_syscalls_ = 0;          // FdSyscall: syscalls holding it through the fd
+	int fd_syscalls_ = 0;          // FdSyscall: syscalls holding it through the fd (and map_fd_hold's)
+	std::vector<file *> held_files_;  // map_fd_hold's references, by handle (nullptr once dropped)
 	bpf_array *array_ = nullptr;   // the map while it lives (an array map)
 	bpf_arena *arena_ = nullptr;   // the map while it lives (an arena map)
 	int map_area_id_ = -1;

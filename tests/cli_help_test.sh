@@ -43,7 +43,8 @@ expect 0 '^Exit codes, every command: 0 ok; 1 a finding' help
 expect 2 "unknown command 'frob'" frob
 expect 2 "unknown command 'frob'" help frob
 expect 2 'kernels needs build, run, record, diff or repro' kernels frob
-expect 2 'test takes no arguments' test --bogus
+expect 2 'test takes no arguments but --m32' test --bogus
+expect 2 'test takes at most one argument' test --m32 extra
 
 # What the wrapper hands bad options to (it adds nothing in between).
 EXPECT_CMD=(env)

@@ -14,7 +14,8 @@ got=$(for f in "${scripts[@]}"; do printf '(echo "@ %s")\n' "$(basename "$f")"; 
 	"$z3" -T:600 -in | awk '/^@ / {name = $2; next} name != "" {print name, $1; name = ""}')
 n=${#scripts[@]}
 # A script z3 did not answer, or answered otherwise, is a line of want not in got.
-fail=$(diff <(echo "$want") <(echo "$got") | grep -c '^<')
-diff <(echo "$want") <(echo "$got") | sed -n 's/^> \(.*\) \(.*\)/\1: z3 says \2, differs from its header/p' >&2
+differ=$(diff <(echo "$want") <(echo "$got"))
+fail=$(grep -c '^<' <<<"$differ")
+sed -n 's/^> \(.*\) \(.*\)/\1: z3 says \2, differs from its header/p' <<<"$differ" >&2
 echo "$n scripts, $fail differ from their header"
 [ "$n" -gt 0 ] && [ "$fail" -eq 0 ]

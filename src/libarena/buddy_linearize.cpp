@@ -98,6 +98,19 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size() || v.spans.size() != p.ops.size() ||
 	    !v.linearize_note.empty())
 		return;
+	// A run where other CPUs ran inside an op before its NMI, or beside a
+	// new chunk, is not checked if no order explains it, and passes if one
+	// does: the search cannot fail it, so it is not run (on a grown
+	// buddy-series corpus those runs were a quarter of the concurrent ones
+	// and 70 % of the check's time).
+	if (v.others_before_nmi) {
+		v.linearize_note = "linearizability not checked: other CPUs ran inside an op before its NMI";
+		return;
+	}
+	if (v.growth_overlapped) {
+		v.linearize_note = "linearizability not checked: other CPUs ran while one got a new chunk";
+		return;
+	}
 	const std::vector<BuddyOp> &ops = p.ops;
 	const Elements el{p, v};
 	const size_t n = ops.size(), m = v.between.size();
@@ -276,14 +289,6 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	case OrderResult::not_linearizable:
 		if (missed) {
 			v.linearize_note = "linearizability not checked: a placed NMI's point was not reached in some orders";
-			return;
-		}
-		if (v.others_before_nmi) {
-			v.linearize_note = "linearizability not checked: other CPUs ran inside an op before its NMI";
-			return;
-		}
-		if (v.growth_overlapped) {
-			v.linearize_note = "linearizability not checked: other CPUs ran while one got a new chunk";
 			return;
 		}
 		break;

@@ -70,7 +70,7 @@ struct BuddyVerdict {
 	// ops, so no order may give both (a buddy-series fuzz report on correct
 	// code, 2026-12-06: a spill found the transfer cache full, another CPU
 	// then refilled from it and allocated the object the handler freed).
-	// If no order explains the run, it is not checked rather than reported.
+	// The run is not checked (check_buddy_linearizable).
 	bool others_before_nmi = false;
 	// Another CPU's op or handler ran while an op or handler got a new chunk:
 	// libarena gets a chunk outside its lock, so that CPU may have seen the
@@ -78,7 +78,7 @@ struct BuddyVerdict {
 	// no order of whole ops gives (an NMI alloc, which takes existing chunks
 	// only, NULL there and an object later where every candidate gives NULL
 	// or an object at both: three buddy-series fuzz reports on correct code,
-	// 2026-12-06). If no order explains the run, it is not checked.
+	// 2026-12-06). The run is not checked.
 	bool growth_overlapped = false;
 	// False when another CPU's op began or ended while a handler ran at a
 	// named point inside an op: the candidates run that handler at the

@@ -35,7 +35,8 @@ std::string op_text(const BuddyOp &op)
 bool skipped(const std::string &seen) { return starts_with(seen, "skipped"); }
 
 // The elements of the orders: the ops (ids 0..n-1, their program indices),
-// then the handlers that ran between ops (n + e: BuddyVerdict::between[e]).
+// then the handlers (or their calls apart) that ran between ops (n + e:
+// BuddyVerdict::between[e]).
 struct Elements {
 	const BuddyProgram &p;
 	const BuddyVerdict &v;
@@ -44,9 +45,23 @@ struct Elements {
 	const std::string &seen(size_t id) const { return id < n() ? v.results[id] : v.between[id - n()].result; }
 	std::string text(size_t id) const
 	{
-		return id < n() ? "op " + std::to_string(id + 1) + " " + op_text(p.ops[id])
-				: "the NMI after op " + std::to_string(v.between[id - n()].after + 1) + " (armed by op " +
-					  std::to_string(v.between[id - n()].armed_by + 1) + ")";
+		if (id < n())
+			return "op " + std::to_string(id + 1) + " " + op_text(p.ops[id]);
+		const BuddyVerdict::Between &b = v.between[id - n()];
+		const std::string nmi = "the NMI after op " + std::to_string(b.after + 1) + " (armed by op " +
+					std::to_string(b.armed_by + 1) + ")";
+		if (b.call < 0)
+			return nmi;
+		return "call " + std::to_string(b.call + 1) + " (" + op_text(p.ops[b.armed_by].body[size_t(b.call)]) + ") of " + nmi;
+	}
+	// In the closest order's list.
+	std::string brief(size_t id) const
+	{
+		if (id < n())
+			return "op " + std::to_string(id + 1);
+		const BuddyVerdict::Between &b = v.between[id - n()];
+		return "(NMI after op " + std::to_string(b.after + 1) +
+		       (b.call < 0 ? std::string() : ", call " + std::to_string(b.call + 1)) + ")";
 	}
 };
 
@@ -164,7 +179,7 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	// order does, the run is not checked rather than reported.
 	bool missed = false;
 	for (const auto &b : v.between)
-		pins.nmis.push_back({b.armed_by, ops[b.after].cpu});
+		pins.nmis.push_back({b.armed_by, ops[b.after].cpu, b.call});
 	const bool shortcuts = g_shortcuts;
 	std::vector<size_t> position;  // per order position: the candidate op's, or the handler's
 	std::vector<size_t> at;                             // per position k: where element k is settled
@@ -301,7 +316,7 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 			what += "\n    CPU " + std::to_string(t) + ": " + el.text(id) + " -> " + el.seen(id);
 	what += "\n  closest order:";
 	for (size_t id : closest)
-		what += id < n ? " op " + std::to_string(id + 1) : " (NMI after op " + std::to_string(v.between[id - n].after + 1) + ")";
+		what += " " + el.brief(id);
 	const size_t id = closest[closest_k];
 	what += "\n  first difference: " + el.text(id) + ": sequentially -> " + closest_got + ", observed -> " + el.seen(id);
 	const size_t op = id < n ? id : v.between[id - n].after;

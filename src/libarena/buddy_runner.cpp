@@ -174,6 +174,8 @@ private:
 	bool fire(const Armed &a, const std::string &where);
 	bool fire_between(const Armed &a, const std::string &where);
 	bool fire_pinned(size_t e);
+	bool fire_call(size_t e);
+	void add_calls(int cpu, size_t armed_by, size_t after, size_t first);
 	void scheduled_nmi(const Armed &a, int h);
 	bool fire_if_left(int cpu, u64 seq, const char *why);
 	bool place(const Armed &a);
@@ -200,6 +202,7 @@ private:
 	bool expect(size_t i, const char *what, s64 got, s64 want);
 	bool alloc(size_t i, buddy_ctx *b, u64 size, u64 k = 0);
 	bool handler(const Armed &a, const std::string &where, bool entered);
+	bool handler_op(size_t i, const BuddyOp &op);
 	bool nmi_call(size_t i, const BuddyOp &call, buddy_ctx *n, size_t &slot);
 	bool nmi_free(size_t i, size_t slot, const Target &target, buddy_ctx *n);
 	bool bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t k0);
@@ -248,6 +251,24 @@ private:
 	// none), and the op that armed it (whose results go there meanwhile).
 	int between_[BUDDY_NR_CPUS] = {-1, -1, -1, -1};
 	size_t between_op_[BUDDY_NR_CPUS] = {};
+	// (concurrent) Per CPU: each call's result and span of the handler of
+	// several calls it ran last between ops (or as an op), kept when
+	// another CPU ran beside it: its calls become elements of their own
+	// (BuddyVerdict::Between::call, add_calls).
+	struct Call {
+		std::string result;
+		std::pair<u64, u64> span;
+	};
+	std::vector<Call> calls_[BUDDY_NR_CPUS];
+	// (a candidate) Per CPU: the handler whose calls the run split, between
+	// its calls (fire_call): the next call, its first object slot, and the
+	// locks the CPU held when the handler arrived (I13 at its end).
+	struct Open {
+		Armed a;
+		size_t call = 0, slot = 0;
+		std::string holds;
+	};
+	std::optional<Open> open_[BUDDY_NR_CPUS];
 	size_t steps_ = 0;  // the ops and pinned handlers begun (BuddyVerdict::failed_step)
 	// (concurrent) Per CPU: its current op or handler between ops got a new
 	// chunk; the spans of the ops and handlers that did.
@@ -732,13 +753,26 @@ size_t count_calls(const BuddyOp &block)
 	return n;
 }
 
+// A handler's call that is a nested block (lowered or not).
+bool nests(const BuddyOp &call)
+{
+	return call.kind == BuddyOp::nmi || call.kind == BuddyOp::nmi_free || call.kind == BuddyOp::nmi_alloc;
+}
+
+// One call's part of a handler's result ("NMI; object; 0 (lock failed)"):
+// what result() appended from `from` on, without its "; ".
+std::string call_result(const std::string &handler_result, size_t from)
+{
+	return handler_result.size() > from + 2 ? handler_result.substr(from + 2) : std::string();
+}
+
 size_t count_slots(const BuddyOp &block)
 {
 	size_t n = 0;
 	for (const BuddyOp &c : block.body)
 		n += c.kind == BuddyOp::bulk ? bulk_slots(c)
 		     : c.kind == BuddyOp::free_bulk ? c.targets.size()
-		     : c.kind == BuddyOp::nmi || c.kind == BuddyOp::nmi_free || c.kind == BuddyOp::nmi_alloc ? count_slots(lowered(c))
+		     : nests(c) ? count_slots(lowered(c))
 		     : 1;
 	return n;
 }
@@ -748,7 +782,7 @@ void Runner::arm(const BuddyOp &block, size_t i, size_t slot)
 	const int c = block.cpu;
 	Armed a{block, i, slot, nmi_depth_[c], -1};
 	for (size_t e = 0; pins_ && a.depth == 0 && e < pins_->nmis.size(); e++)
-		if (pins_->nmis[e].armed_by == pins_->orig[i])
+		if (pins_->nmis[e].armed_by == pins_->orig[i] && pins_->nmis[e].call <= 0)
 			a.pinned = int(e);
 	for (size_t e = 0; pins_ && a.depth == 0 && e < pins_->placed.size(); e++)
 		if (pins_->placed[e].armed_by == pins_->orig[i])
@@ -849,12 +883,14 @@ bool Runner::fire_between(const Armed &a, const std::string &where)
 	between_[c] = int(e);
 	between_op_[c] = a.op;
 	grew_[c] = false;
+	calls_[c].clear();
 	v_.between[e].span.first = ++clock_;
 	const bool ok = fire(a, where);
 	v_.between[e].span.second = ++clock_;
 	between_[c] = -1;
 	if (grew_[c])
 		grown_.push_back({v_.between[e].span, c});
+	add_calls(c, a.op, v_.between[e].after, e);
 	return ok;
 }
 
@@ -863,7 +899,14 @@ bool Runner::fire_between(const Armed &a, const std::string &where)
 bool Runner::fire_pinned(size_t e)
 {
 	steps_++;
-	std::optional<Armed> &a = armed_[pins_->nmis[e].cpu];
+	const BuddyPins::PinnedNmi &pin = pins_->nmis[e];
+	std::optional<Armed> &a = armed_[pin.cpu];
+	if (pin.call == 0 && a && a->pinned == int(e)) {  // it arrives: its first call now, the rest at theirs
+		open_[pin.cpu] = Open{*a, 0, a->slot, locks_of(pin.cpu)};
+		a.reset();
+	}
+	if (pin.call >= 0)
+		return fire_call(e);
 	if (!a || a->pinned != int(e)) {
 		v_.between[e].result = "not armed";  // the order made the handler's CPU replace or never arm it
 		return true;
@@ -871,6 +914,76 @@ bool Runner::fire_pinned(size_t e)
 	const Armed n = *a;
 	a.reset();
 	return fire_between(n, "between ops");
+}
+
+// (a candidate) Call pins_->nmis[e].call of the handler its CPU has open:
+// alone, in NMI context on that CPU, as the run ran it between other
+// CPUs' steps. What the whole handler checks at its end (I13) comes after
+// its last call.
+bool Runner::fire_call(size_t e)
+{
+	const int c = pins_->nmis[e].cpu;
+	std::optional<Open> &o = open_[c];
+	if (!o || o->call != size_t(pins_->nmis[e].call)) {
+		v_.between[e].result = "not armed";  // the order made its CPU replace or never arm the handler
+		return true;
+	}
+	between_[c] = int(e);
+	between_op_[c] = o->a.op;
+	v_.between[e].span.first = ++clock_;
+	buddy_ctx n = cpu_[c];
+	n.in_nmi = true;
+	const bool was_busy = busy_[c];
+	busy_[c] = true;
+	nmi_depth_[c]++;
+	const bool ok = nmi_call(o->a.op, o->a.block.body[o->call], &n, o->slot);
+	busy_[c] = was_busy;
+	nmi_depth_[c]--;
+	v_.between[e].span.second = ++clock_;
+	between_[c] = -1;
+	if (++o->call < o->a.block.body.size())
+		return ok;
+	const Open done = std::move(*o);
+	o.reset();
+	return ok && returns_unlocked(done.a.op, c, done.holds, "from an NMI handler");
+}
+
+// (concurrent) CPU c's last handler, if another CPU ran between its calls
+// (calls_[c]): each call an element of its own after op `after`, the
+// first in entry `first` (the handler's, when it came between ops), the
+// others appended (nothing of CPU c is there yet: its CPU order holds).
+void Runner::add_calls(int c, size_t armed_by, size_t after, size_t first)
+{
+	for (size_t k = 0; k < calls_[c].size(); k++) {
+		BuddyVerdict::Between b{armed_by, after, std::move(calls_[c][k].result), calls_[c][k].span, int(k)};
+		if (k == 0 && first < v_.between.size())
+			v_.between[first] = std::move(b);
+		else
+			v_.between.push_back(std::move(b));
+	}
+	calls_[c].clear();
+}
+
+// An NMI handler that is an op of its own (no at=). A candidate of a run
+// that split its calls (another CPU ran between them) runs only the op
+// here, and each call at its own place in the order (fire_call).
+bool Runner::handler_op(size_t i, const BuddyOp &op)
+{
+	const Armed a{lowered(op), i, 0, 0, -1};
+	const int c = op.cpu;
+	const auto split = [&](const BuddyPins::PinnedNmi &pin) { return pin.armed_by == pins_->orig[i] && pin.call == 0; };
+	if (pins_ && std::any_of(pins_->nmis.begin(), pins_->nmis.end(), split)) {
+		open_[c] = Open{a, 0, 0, locks_of(c)};
+		outcome(i, "NMI");
+		return true;
+	}
+	calls_[c].clear();
+	const bool ok = handler(a, "between ops", false);
+	if (!calls_[c].empty() && i < v_.results.size()) {
+		v_.results[i] = "NMI";
+		add_calls(c, i, i, SIZE_MAX);
+	}
+	return ok;
 }
 
 // An NMI handler on a.block.cpu: its calls in NMI context, in order.
@@ -903,9 +1016,20 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	bool ok = true;
 	const uint64_t switches = sched_ ? sched_->switches_so_far() : 0;
 	const u64 clock_at_entry = clock_;
+	// At a point inside an op, not between ops or as an op:
+	const bool inside_op = a.depth == 0 && where.rfind("at ", 0) == 0;
+	// (concurrent) Between ops or as an op, a handler of several calls
+	// notes each call's result and span (calls_), for the case that
+	// another CPU runs between them.
+	const bool apart = concurrent_ && a.depth == 0 && !inside_op && a.block.body.size() > 1 &&
+			   std::none_of(a.block.body.begin(), a.block.body.end(), nests) && result_of(a.op);
 	for (size_t k = 0; k < a.block.body.size() && ok && v_.ok; k++) {
 		trace([&] { return "  NMI on CPU " + std::to_string(c) + (k ? ", then" : " " + where) + ":"; });
+		const size_t from = apart ? result_of(a.op)->size() : 0;
+		const u64 began = apart ? ++clock_ : 0;
 		ok = nmi_call(a.op, a.block.body[k], &n, slot);
+		if (apart)
+			calls_[c].push_back({call_result(*result_of(a.op), from), {began, ++clock_}});
 	}
 	// A nested block that is the handler's last call has no next call to
 	// arrive in: it comes right after it, still inside this handler (as a
@@ -920,8 +1044,6 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		for (u64 o : cached_objects())
 			if (std::find(cached_before.begin(), cached_before.end(), o) == cached_before.end())
 				nmi_cached_.push_back(o);
-	// At a point inside an op, not between ops or as an op:
-	const bool inside_op = a.depth == 0 && where.rfind("at ", 0) == 0;
 	// (BuddyVerdict::others_before_nmi) after other CPUs ran in that op
 	if (sched_ && was_busy && inside_op && switches != op_switches_[c])
 		v_.others_before_nmi = true;
@@ -930,10 +1052,15 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		v_.real_time = false;
 	// An NMI stops its own CPU only: another CPU that ran between the calls
 	// of a handler of several may have seen (and changed) the state between
-	// them, which no candidate shows, as each runs the whole handler at its
-	// point (two buddy-series fuzz findings on correct code, 2026-12-05).
-	if (sched_ && sched_->switches_so_far() != switches && count_calls(a.block) > 1 &&
-	    v_.linearize_note.empty())
+	// them (two buddy-series fuzz findings on correct code, 2026-12-05).
+	// Between ops or as an op, its calls are elements of their own then
+	// (calls_); at a point inside an op (the candidates run the whole
+	// handler there, inside the op's one step), or with a nested block,
+	// the run is not checked.
+	const bool others_ran = sched_ && sched_->switches_so_far() != switches;
+	if (apart && !others_ran)
+		calls_[c].clear();
+	if (others_ran && !apart && count_calls(a.block) > 1 && v_.linearize_note.empty())
 		v_.linearize_note = "linearizability not checked: another CPU ran inside an NMI handler of several calls";
 	// Where an NMI lands, and what its calls find, follow from the locks
 	// that failed in its op before it or in it: the candidates repeat the
@@ -1303,7 +1430,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 	case BuddyOp::nmi_free:
 	case BuddyOp::nmi:
 		if (op.at.empty())
-			return handler(Armed{lowered(op), i, 0, 0, -1}, "between ops", false);
+			return handler_op(i, op);
 		arm(lowered(op), i, 0);
 		outcome(i, "armed");
 		return true;

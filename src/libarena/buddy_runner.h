@@ -40,11 +40,19 @@ struct BuddyVerdict {
 	// other CPUs did: it is an element of the linearizability check's orders
 	// of its own, with its own span and result, between those two ops of
 	// its CPU (a sequential run appends its result to the arming op's).
+	// A handler of several calls (no nested block) that another CPU ran
+	// between, whether it came between ops or as an op of its own (no at=),
+	// is one element per call instead (`call`): an NMI stops its own CPU
+	// only, so each call is as atomic as an op is, no more, and another
+	// CPU may see the state between two of them. Its CPU's order keeps
+	// the calls in sequence, after the op they follow (an op-handler's
+	// own op, whose result is then "NMI").
 	struct Between {
 		size_t armed_by = 0;  // the op that armed it
 		size_t after = 0;     // the op it came after
-		std::string result;   // "NMI; object"
+		std::string result;   // "NMI; object"; one call's: "object"
 		std::pair<u64, u64> span{0, UINT64_MAX};
+		int call = -1;        // -1: the whole handler; else which of its calls (0-based)
 		bool operator==(const Between &) const = default;
 	};
 	std::vector<Between> between;
@@ -124,9 +132,12 @@ struct BuddyPins {
 	// The concurrent run's BuddyVerdict::between, each by the orig op that
 	// armed it and its CPU: it stays armed (no point, no end of an op fires
 	// it) until its place in the order, after op fire_after[k]'s position k.
+	// One of a handler's calls apart (call >= 0: Between::call) runs alone
+	// there, in NMI context on its CPU.
 	struct PinnedNmi {
 		size_t armed_by;
 		int cpu;
+		int call = -1;
 	};
 	std::vector<PinnedNmi> nmis;
 	std::vector<std::vector<size_t>> fire_after;  // per op position: the handlers (nmis) that follow it

@@ -4,6 +4,7 @@
 // whatever schedule ran it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -146,6 +147,66 @@ TEST(BuddyLinearize, AHandlerTheSchedulePlacedIsCheckedWhereItRan)
 			EXPECT_NE(bad.what.find("first difference: op 3 nmi_alloc 64"), std::string::npos) << bad.what;
 		}
 		EXPECT_GE(placed, 4u) << to_string(level) << " (" << others << " more after other CPUs ran in the op)";
+	}
+}
+
+// A handler of several calls inside which another CPU ran, as an op of
+// its own (no at=) or between ops (its point not reached: the alloc it
+// was armed for takes no cache): each call is an element of the orders of
+// its own, after the op it follows, so the run is checked instead of left
+// out, and it passes. The same run with one call's result changed to one
+// no order gives (an NMI alloc's NULL, with the first chunk's room) is
+// reported, naming that call. (At nmi_deferred a handler's free and alloc
+// take no lock and pass no point: nothing runs between them.)
+TEST(BuddyLinearize, AHandlerOfSeveralCallsIsCheckedCallByCall)
+{
+	const struct {
+		const char *name, *handler;
+		size_t after;  // the op the calls follow
+	} shapes[] = {
+		{"as an op", "nmi\n  free live:0\n  alloc 64\nend\n", 2},
+		{"between ops", "nmi at=buddy_cache_free:push\n  free live:0\n  alloc 64\nend\nalloc 64\n", 3},
+	};
+	for (const auto &shape : shapes) {
+		std::string err;
+		const auto parsed = parse_buddy_program(std::string("alloc 64\nalloc 64\n") + shape.handler +
+								"alloc 64 cpu=1\nfree live:1 cpu=1\nalloc 64 cpu=1\nconcurrent\n",
+							&err);
+		ASSERT_TRUE(parsed) << err;
+		for (buddy_level level : {buddy_level::before, buddy_level::series}) {
+			BuddyProgram p = *parsed;
+			p.level = level;
+			const std::string name = std::string(shape.name) + " at " + to_string(level);
+			size_t split = 0;
+			for (uint64_t seed = 0; seed < 64; seed++) {
+				sched::RandomWalk s(seed);
+				const BuddyVerdict v = run_buddy_program(p, s);
+				ASSERT_TRUE(v.ok) << name << " seed " << seed << ": " << v.what;
+				EXPECT_EQ(v.linearize_note, "") << name << " seed " << seed;
+				const auto call = [&](int k) {
+					return std::find_if(v.between.begin(), v.between.end(),
+							    [&](const BuddyVerdict::Between &b) { return b.call == k; });
+				};
+				if (call(0) == v.between.end())
+					continue;
+				split++;
+				ASSERT_NE(call(1), v.between.end()) << name << " seed " << seed;
+				EXPECT_EQ(call(0)->after, shape.after) << name;
+				EXPECT_EQ(call(1)->after, shape.after) << name;
+				EXPECT_EQ(call(1)->armed_by, 2u) << name;
+				EXPECT_LT(call(0)->span.second, call(1)->span.first) << name;
+				EXPECT_EQ(call(1)->result, "object") << name << " seed " << seed;
+				BuddyVerdict bad = v;
+				bad.between[size_t(call(1) - v.between.begin())].result = "NULL";
+				check_buddy_linearizable(p, bad);
+				ASSERT_FALSE(bad.ok) << name << " seed " << seed;
+				EXPECT_NE(bad.what.find("first difference: call 2 (alloc 64) of the NMI after op " +
+							std::to_string(shape.after + 1) + " (armed by op 3): sequentially -> object"),
+					  std::string::npos)
+					<< bad.what;
+			}
+			EXPECT_GE(split, 4u) << name;
+		}
 	}
 }
 

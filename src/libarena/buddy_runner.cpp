@@ -316,6 +316,9 @@ private:
 		return n;
 	}
 	u64 op_fails_[BUDDY_NR_CPUS] = {};  // fails_on(cpu) when its current op began
+	// A handler ran on the CPU since its current op began (inside it, or
+	// after it): the acquisitions asked at its depth share one count.
+	bool nmi_ran_[BUDDY_NR_CPUS] = {};
 	// Per CPU and NMI depth: the fallible acquisitions asked in the CPU's current op.
 	u32 questions_[BUDDY_NR_CPUS][kMaxNmiDepth + 1][2] = {};
 	int asked_[BUDDY_NR_CPUS] = {};  // the lock of the CPU's last question
@@ -1016,13 +1019,14 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	bool ok = true;
 	const uint64_t switches = sched_ ? sched_->switches_so_far() : 0;
 	const u64 clock_at_entry = clock_;
-	// At a point inside an op, not between ops or as an op:
+	// At a point inside an op, or between ops or as an op (an element of
+	// the orders of its own) with no nested block:
 	const bool inside_op = a.depth == 0 && where.rfind("at ", 0) == 0;
-	// (concurrent) Between ops or as an op, a handler of several calls
-	// notes each call's result and span (calls_), for the case that
-	// another CPU runs between them.
-	const bool apart = concurrent_ && a.depth == 0 && !inside_op && a.block.body.size() > 1 &&
-			   std::none_of(a.block.body.begin(), a.block.body.end(), nests) && result_of(a.op);
+	const bool own_place = a.depth == 0 && !inside_op && std::none_of(a.block.body.begin(), a.block.body.end(), nests);
+	const bool first_nmi = a.depth == 0 && !nmi_ran_[c];
+	// (concurrent) Of several calls, it notes each call's result and span
+	// (calls_), for the case that another CPU runs between them.
+	const bool apart = concurrent_ && own_place && a.block.body.size() > 1 && result_of(a.op);
 	for (size_t k = 0; k < a.block.body.size() && ok && v_.ok; k++) {
 		trace([&] { return "  NMI on CPU " + std::to_string(c) + (k ? ", then" : " " + where) + ":"; });
 		const size_t from = apart ? result_of(a.op)->size() : 0;
@@ -1062,10 +1066,19 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		calls_[c].clear();
 	if (others_ran && !apart && count_calls(a.block) > 1 && v_.linearize_note.empty())
 		v_.linearize_note = "linearizability not checked: another CPU ran inside an NMI handler of several calls";
-	// Where an NMI lands, and what its calls find, follow from the locks
-	// that failed in its op before it or in it: the candidates repeat the
-	// failures but run the NMI at its point, so that check is off for this run.
-	if (fails_on(c) != op_fails_[c] && v_.linearize_note.empty())
+	// Where an NMI lands inside an op, and what its calls find, follow from
+	// the locks that failed in its op before it or in it: the candidates
+	// repeat the failures but run the NMI at its point, so that check is
+	// off for this run. A handler of its own place (between ops, or an op)
+	// lands there in every candidate, and the failures in it are its
+	// acquisitions at its depth, counted from its op's start
+	// (BuddyVerdict::fails), which the candidates repeat as they repeat an
+	// op's; unless another handler ran on its CPU since that op began (in
+	// it, or after it), whose acquisitions, which a candidate may ask
+	// otherwise, the count goes on from.
+	if (a.depth == 0)
+		nmi_ran_[c] = true;
+	if (fails_on(c) != op_fails_[c] && !(own_place && first_nmi) && v_.linearize_note.empty())
 		v_.linearize_note = "linearizability not checked: a lock failed beside an NMI";
 	return ok && returns_unlocked(a.op, c, interrupted_holds, "from an NMI handler");
 }
@@ -1389,6 +1402,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	last_note_[c] = nullptr;
 	std::memset(questions_[c], 0, sizeof questions_[c]);
 	op_fails_[c] = fails_on(c);
+	nmi_ran_[c] = false;
 	op_switches_[c] = sched_ ? sched_->switches_so_far() : 0;
 	steps_++;
 	grew_[c] = false;

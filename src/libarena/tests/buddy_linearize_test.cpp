@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -207,6 +208,56 @@ TEST(BuddyLinearize, AHandlerOfSeveralCallsIsCheckedCallByCall)
 			}
 			EXPECT_GE(split, 4u) << name;
 		}
+	}
+}
+
+// A lock that failed inside a handler of its own place (between ops, or
+// an op) decides nothing about where it lands: the candidates run it at
+// its place and fail the same acquisition, so the run is checked (once
+// "a lock failed beside an NMI", not checked), and a result the failure
+// rules out (the call's result as if its lock had not failed) is
+// reported. At before, where each of the handler's calls takes the buddy
+// lock, in every order (at series its caches mostly serve it).
+TEST(BuddyLinearize, ALockFailedInAHandlerOfItsOwnPlaceIsChecked)
+{
+	const char *const handlers[] = {"nmi\n  free live:0\n  alloc 64\nend\n",
+					"nmi at=buddy_cache_free:push\n  free live:0\n  alloc 64\nend\nalloc 64\n"};
+	// "NMI; 0; NULL (lock failed)" -> "NMI; 0; object"
+	auto unfailed = [](std::string r) {
+		for (const auto &[failed, ok] : {std::pair{"NULL (lock failed)", "object"}, std::pair{"-110 (lock failed)", "0"}})
+			if (const size_t at = r.find(failed); at != std::string::npos)
+				return r.replace(at, std::strlen(failed), ok);
+		return r;
+	};
+	for (const char *handler : handlers) {
+		std::string err;
+		const auto p = parse_buddy_program(std::string("alloc 64\nalloc 64\n") + handler +
+							   "alloc 64 cpu=1\nfree live:1 cpu=1\nalloc 64 cpu=1\nconcurrent\n",
+						   &err);
+		ASSERT_TRUE(p) << err;
+		ASSERT_EQ(p->level, buddy_level::before);
+		const std::string name = format_buddy_op(p->ops[2]);
+		size_t failed = 0;
+		for (uint64_t seed = 0; seed < 128; seed++) {
+			sched::RandomWalk s(seed, sched::EventRates{96, 0});
+			const BuddyVerdict v = run_buddy_program(*p, s);
+			ASSERT_TRUE(v.ok) << name << " seed " << seed << ": " << v.what;
+			if (std::none_of(v.fails.begin(), v.fails.end(), [](const BuddyVerdict::FailAt &f) { return f.depth == 1; }))
+				continue;
+			failed++;
+			EXPECT_EQ(v.linearize_note, "") << name << " seed " << seed;
+			BuddyVerdict bad = v;
+			std::vector<std::string *> nmi{&bad.results[2]};
+			for (BuddyVerdict::Between &b : bad.between)
+				nmi.push_back(&b.result);
+			const auto r = std::find_if(nmi.begin(), nmi.end(), [&](const std::string *r) { return unfailed(*r) != *r; });
+			ASSERT_NE(r, nmi.end()) << name << " seed " << seed;
+			**r = unfailed(**r);
+			check_buddy_linearizable(*p, bad);
+			EXPECT_FALSE(bad.ok) << name << " seed " << seed << ": " << bad.linearize_note;
+			EXPECT_EQ(bad.what.rfind("not_linearizable: ", 0), 0u) << bad.what;
+		}
+		EXPECT_GE(failed, 4u) << name;
 	}
 }
 

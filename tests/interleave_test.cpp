@@ -194,6 +194,33 @@ TEST(Sched, FailuresAndNestedNmisAreRecordedAndReplay)
 	}
 }
 
+// A handler run at a decision comes before that decision's pick, and its
+// own decisions at the same label count on past it: the pick's record,
+// after theirs, names the earlier occurrence, and replays (the text of a
+// buddy-series fuzz finding said "record 2 was passed without being taken").
+TEST(Sched, APickAfterAHandlerThatPassedItsLabelAgainReplays)
+{
+	const std::vector<sched::Record> records = {sched::Record{0, "test:step", 1, 0, sched::Action::nmi},
+						    sched::Record{0, "test:step", 1, 1}};
+	sched::Replay rep(records);
+	Scheduler s(rep);
+	std::string log;
+	s.spawn([&] {
+		s.point(L("test:step"));
+		log += 'a';
+	});
+	s.spawn([&] { log += 'b'; });
+	s.add_nmi(0, [&] {
+		log += '[';
+		s.point(L("test:step"));
+		log += ']';
+	});
+	const sched::RunResult r = s.run();
+	EXPECT_EQ(r.outcome, Outcome::done) << r.report;
+	EXPECT_EQ(log, "[]ba");
+	EXPECT_EQ(r.records, records);
+}
+
 TEST(Sched, DefaultNeverFailsAndRunsNmisAtTaskEnd)
 {
 	sched::DefaultStrategy d;

@@ -260,7 +260,7 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 	int pick = def;
 	cur.at_label = label.id;
 	if (runnable_.size() >= 2 && !draining_) {
-		Decision d{current_, current_runnable, label.id, occ, &runnable_, def, result_.steps, events_};
+		Decision d{current_, current_runnable, label.id, occ, &runnable_, def, result_.steps, events_, cur.nmi_depth > 0};
 		result_.steps++;
 		{
 			arena::Pause heap;
@@ -295,7 +295,8 @@ int Scheduler::add_nmi(int task, std::function<void()> body)
 Decision Scheduler::event_decision(const Label &label, uint32_t occ)
 {
 	one_.assign(1, current_);
-	return Decision{current_, true, label.id, occ, &one_, current_, result_.steps, events_++};
+	return Decision{current_, true, label.id, occ, &one_, current_, result_.steps, events_++,
+			tasks_[size_t(current_)]->nmi_depth > 0};
 }
 
 void Scheduler::maybe_nmi(const Label &label, uint32_t occ)

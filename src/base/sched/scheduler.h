@@ -39,6 +39,8 @@ struct Decision {
 	uint64_t step;                // decisions with >= 2 runnable tasks so far
 	uint64_t event = 0;           // fail and nmi questions asked so far (Strategy::fail, nmi);
 	                              // a question's own number, a pick's count of those before it
+	bool in_nmi = false;          // inside an NMI handler on the current task, whose
+	                              // interrupted decision may still be to come (its pick)
 };
 
 class Strategy {

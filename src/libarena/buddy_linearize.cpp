@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <numeric>
+#include <string_view>
 
 #include "base/order_search.h"
 
@@ -103,29 +104,20 @@ std::vector<size_t> began_order(const Elements &el, const OrderSearch &search)
 	return order;
 }
 
-}  // namespace
+// One search of the orders of a run's elements: its outcome, whether a
+// candidate missed a placed handler's place, and the report of a run no
+// order explains.
+struct Searched {
+	OrderResult::Kind kind = OrderResult::linearizable;
+	uint64_t orders = 0;
+	size_t cap = 0;
+	bool missed = false;
+	size_t op = 0;
+	std::string what;
+};
 
-void set_buddy_linearize_shortcuts(bool on) { g_shortcuts = on; }
-
-void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
+Searched search_orders_of(const BuddyProgram &p, const BuddyVerdict &v)
 {
-	// (the runner's note: a lock failed beside an NMI; buddy_runner.cpp)
-	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size() || v.spans.size() != p.ops.size() ||
-	    !v.linearize_note.empty())
-		return;
-	// A run where other CPUs ran inside an op before its NMI, or beside a
-	// new chunk, is not checked if no order explains it, and passes if one
-	// does: the search cannot fail it, so it is not run (on a grown
-	// buddy-series corpus those runs were a quarter of the concurrent ones
-	// and 70 % of the check's time).
-	if (v.others_before_nmi) {
-		v.linearize_note = "linearizability not checked: other CPUs ran inside an op before its NMI";
-		return;
-	}
-	if (v.growth_overlapped) {
-		v.linearize_note = "linearizability not checked: other CPUs ran while one got a new chunk";
-		return;
-	}
 	const std::vector<BuddyOp> &ops = p.ops;
 	const Elements el{p, v};
 	const size_t n = ops.size(), m = v.between.size();
@@ -279,7 +271,7 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	if (shortcuts) {
 		began = began_order(el, search);
 		if (!began.empty() && (began_replay = replay(began)).bad == kMatch)
-			return;
+			return {};
 	}
 	std::vector<size_t> closest;
 	size_t closest_pos = 0, closest_k = 0;  // where it is settled, the element that differs
@@ -294,20 +286,9 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 		}
 		return c.bad;
 	});
-	switch (r.kind) {
-	case OrderResult::linearizable:
-		return;
-	case OrderResult::too_many:
-		v.linearize_note = "linearizability not checked: too many orders (" + std::to_string(r.orders) + ", " +
-				   std::to_string(search.cap) + " replayed without a decision)";
-		return;
-	case OrderResult::not_linearizable:
-		if (missed) {
-			v.linearize_note = "linearizability not checked: a placed NMI's point was not reached in some orders";
-			return;
-		}
-		break;
-	}
+	Searched out{r.kind, r.orders, search.cap, missed};
+	if (r.kind != OrderResult::not_linearizable)
+		return out;
 	std::string what = "not_linearizable: no sequential order of the " + std::to_string(n + m) +
 			   (m ? " ops and NMIs" : " ops") + " gives the observed results (" + std::to_string(r.orders) +
 			   " orders, " + std::to_string(r.replays) + " replayed after pruning); observed:";
@@ -319,10 +300,85 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 		what += " " + el.brief(id);
 	const size_t id = closest[closest_k];
 	what += "\n  first difference: " + el.text(id) + ": sequentially -> " + closest_got + ", observed -> " + el.seen(id);
-	const size_t op = id < n ? id : v.between[id - n].after;
+	out.op = id < n ? id : v.between[id - n].after;
+	out.what = std::move(what);
+	return out;
+}
+
+// The run with each handler that came before anything its op did
+// (BuddyVerdict::Placed::ahead) an element of its own right before that
+// op: after the op that armed it ("armed", its result until then), with
+// its own result and span.
+BuddyVerdict with_handlers_ahead(const BuddyVerdict &v)
+{
+	static constexpr std::string_view armed = "armed; ";
+	BuddyVerdict w = v;
+	w.placed.clear();
+	for (const BuddyVerdict::Placed &at : v.placed) {
+		std::string &result = w.results[at.armed_by];
+		if (!at.ahead || result.rfind(armed, 0) != 0) {
+			w.placed.push_back(at);
+			continue;
+		}
+		w.between.push_back({at.armed_by, at.armed_by, result.substr(armed.size()), at.span});
+		result.resize(armed.size() - 2);
+	}
+	return w;
+}
+
+}  // namespace
+
+void set_buddy_linearize_shortcuts(bool on) { g_shortcuts = on; }
+
+void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
+{
+	// (the runner's note: a lock failed beside an NMI; buddy_runner.cpp)
+	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size() || v.spans.size() != p.ops.size() ||
+	    !v.linearize_note.empty())
+		return;
+	// A run where other CPUs ran inside an op before its NMI, or beside a
+	// new chunk, is not checked if no order explains it, and passes if one
+	// does: the search cannot fail it, so it is not run (on a grown
+	// buddy-series corpus those runs were a quarter of the concurrent ones
+	// and 70 % of the check's time).
+	if (v.others_before_nmi) {
+		v.linearize_note = "linearizability not checked: other CPUs ran inside an op before its NMI";
+		return;
+	}
+	if (v.growth_overlapped) {
+		v.linearize_note = "linearizability not checked: other CPUs ran while one got a new chunk";
+		return;
+	}
+	Searched s = search_orders_of(p, v);
+	// A handler that came before anything its op did is a step of its own
+	// before that op as much as a part of it: what other CPUs saw may need
+	// either. Inside the op first (every run so far, unchanged); when no
+	// order explains the run so, before it. Not the other way round: a
+	// handler's free of the object its op is freeing is skipped as that
+	// free's double (D2), which only the place inside the op repeats.
+	if (s.kind == OrderResult::not_linearizable &&
+	    std::any_of(v.placed.begin(), v.placed.end(), [](const BuddyVerdict::Placed &at) { return at.ahead; })) {
+		Searched ahead = search_orders_of(p, with_handlers_ahead(v));
+		if (ahead.kind != OrderResult::not_linearizable)
+			s = std::move(ahead);
+	}
+	switch (s.kind) {
+	case OrderResult::linearizable:
+		return;
+	case OrderResult::too_many:
+		v.linearize_note = "linearizability not checked: too many orders (" + std::to_string(s.orders) + ", " +
+				   std::to_string(s.cap) + " replayed without a decision)";
+		return;
+	case OrderResult::not_linearizable:
+		if (s.missed) {
+			v.linearize_note = "linearizability not checked: a placed NMI's point was not reached in some orders";
+			return;
+		}
+		break;
+	}
 	v.ok = false;
-	v.op = op;
-	v.what = std::move(what);
+	v.op = s.op;
+	v.what = std::move(s.what);
 }
 
 }  // namespace fl::libarena

@@ -7,10 +7,11 @@
 // ended before another began comes first: BuddyVerdict::spans). An NMI belongs to its CPU: it
 // stays between the same two ops of that CPU, or inside the same op at the
 // same named point, which is what an NMI can do (it interrupts the CPU it
-// arrives on and runs to completion there). Alloc addresses are not
-// compared: which object an alloc hands out depends on the order, and
-// libarena promises only success or failure and that no live object is
-// handed out twice (I1, checked on every run). The candidate runs are
+// arrives on and runs to completion there); one that came before anything
+// its op did is tried right before that op too (BuddyVerdict::Placed::ahead).
+// Alloc addresses are not compared: which object an alloc hands out depends
+// on the order, and libarena promises only success or failure and that no
+// live object is handed out twice (I1, checked on every run). The candidate runs are
 // sequential runs of the allocator (run_buddy_program): the sequential
 // allocator is the specification (docs/interleavings.md, "Linearizability").
 #pragma once

@@ -179,6 +179,7 @@ private:
 	void scheduled_nmi(const Armed &a, int h);
 	bool fire_if_left(int cpu, u64 seq, const char *why);
 	bool place(const Armed &a);
+	bool ahead_of_op(const Armed &a) const;
 	bool at_placed_point(int cpu, const sched::Label &label) const;
 	void missed_if_placed(const Armed &a)
 	{
@@ -194,6 +195,11 @@ private:
 	} passed_;
 	u64 live_changes_ = 0;  // shadow_.live changed (point_check)
 	void poison_past_count();
+	// The arena writes that are the allocator's and the user's, not the
+	// harness's own (the poison point_check writes): what an op did that
+	// another context could see (BuddyVerdict::Placed::ahead).
+	u64 harness_writes_ = 0;
+	u64 own_writes() const { return arena_.writes() - harness_writes_; }
 	static constexpr u64 kXferPoison = 0xdead00000000000bull;  // not 16-aligned: never an object
 	bool check_deferred(size_t i, const char *where);
 	bool op_and_checks(size_t i, const BuddyOp &op);
@@ -247,6 +253,7 @@ private:
 	bool busy_[BUDDY_NR_CPUS] = {};
 	u64 clock_ = 0;  // BuddyVerdict::spans
 	uint64_t op_switches_[BUDDY_NR_CPUS] = {};  // the scheduler's switches when each CPU's op began
+	u64 op_writes_[BUDDY_NR_CPUS] = {};          // own_writes() when each CPU's op began
 	// Per CPU: the BuddyVerdict::between entry its handler runs as now (-1:
 	// none), and the op that armed it (whose results go there meanwhile).
 	int between_[BUDDY_NR_CPUS] = {-1, -1, -1, -1};
@@ -546,7 +553,9 @@ std::string Runner::point_check()
 	std::string bad = check_caches(&b_, shadow_.live, &point_cached_, busy_);
 	if (!bad.empty())
 		return passed ? "checker: the point check skipped a state it had passed, which now says '" + bad + "'" : bad;
+	const u64 writes = arena_.writes();
 	poison_past_count();  // (its own writes are part of the state that passed)
+	harness_writes_ += arena_.writes() - writes;
 	passed_.writes = arena_.writes();
 	passed_.live = live_changes_;
 	std::copy(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
@@ -825,17 +834,28 @@ void Runner::scheduled_nmi(const Armed &a, int h)
 	handler_done_[size_t(h)] = 1;
 	const int c = a.block.cpu;
 	std::string where = firing_where_;
+	std::optional<size_t> ahead;  // its v_.placed entry, if Placed::ahead
 	if (!firing_) {
 		if (armed_[c] && armed_[c]->handler == h)
 			armed_[c].reset();
 		where = "where the schedule ran it";
-		if (place(a))
-			where = "at " + v_.placed.back().label + "#" + std::to_string(v_.placed.back().count) + ", " + where;
-		else if (v_.linearize_note.empty())
+		if (place(a)) {
+			BuddyVerdict::Placed &at = v_.placed.back();
+			where = "at " + at.label + "#" + std::to_string(at.count) + ", " + where;
+			at.ahead = ahead_of_op(a);
+			if (at.ahead)
+				ahead = v_.placed.size() - 1;
+		} else if (v_.linearize_note.empty()) {
 			v_.linearize_note = "linearizability not checked: the schedule placed an NMI";
+		}
 	}
 	firing_ = false;
+	// (by index: another CPU's handler placed while this one runs grows v_.placed)
+	if (ahead)
+		v_.placed[*ahead].span.first = ++clock_;
 	handler(a, where, true);
+	if (ahead)
+		v_.placed[*ahead].span.second = ++clock_;
 }
 
 // The schedule runs handler a inside its CPU's op at a decision: where the
@@ -855,6 +875,26 @@ bool Runner::place(const Armed &a)
 	    (decision != note && !(decision == &spin && note == &timeout)))
 		return false;
 	v_.placed.push_back({a.op, cur_op_[c], note->name, notes_[c][note->id]});
+	return true;
+}
+
+// (BuddyVerdict::Placed::ahead) Handler a, which the schedule runs inside
+// its CPU's op, comes before anything of that op another context could
+// see: the op has written nothing (its reads before the handler, of the
+// lock word or its own object's bit, a candidate repeats after it), no
+// other CPU ran in it, and a was armed by the CPU's op before it, which
+// did nothing else ("armed"). Not with a free's nmi=, which its own free
+// arms.
+bool Runner::ahead_of_op(const Armed &a) const
+{
+	const int c = a.block.cpu;
+	const size_t i = cur_op_[c];
+	if (a.op >= i || v_.results[a.op] != "armed" || own_writes() != op_writes_[c] ||
+	    sched_->switches_so_far() != op_switches_[c])
+		return false;
+	for (size_t j = a.op + 1; j < i; j++)
+		if (p_.ops[j].cpu == c)
+			return false;
 	return true;
 }
 
@@ -1404,6 +1444,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	op_fails_[c] = fails_on(c);
 	nmi_ran_[c] = false;
 	op_switches_[c] = sched_ ? sched_->switches_so_far() : 0;
+	op_writes_[c] = own_writes();
 	steps_++;
 	grew_[c] = false;
 	began(i);

@@ -65,6 +65,17 @@ struct BuddyVerdict {
 		size_t in_op = 0;
 		std::string label;
 		u32 count = 0;
+		// It came before anything op in_op did that another context could
+		// see (no arena write, no other CPU ran in the op), and armed_by is
+		// its CPU's op before in_op: it is as much a step of its own right
+		// before in_op (a Between after armed_by, over `span`) as a part of
+		// it. Others may have seen its effect and not yet the op's (a
+		// buddy-series fuzz report on correct code, 2026-12-06: an NMI
+		// inside a free_bulk, before its lock, allocated an object another
+		// CPU then freed, and a third NMI found the block the free_bulk
+		// had not yet freed still taken), so the check tries it there too.
+		bool ahead = false;
+		std::pair<u64, u64> span{0, UINT64_MAX};
 		bool operator==(const Placed &) const = default;
 	};
 	std::vector<Placed> placed;

@@ -29,16 +29,22 @@ BuddyProgram program(buddy_level level)
 	return *p;
 }
 
+// A Program's text, parsed (`where` names it in a failure).
+BuddyProgram parsed(const std::string &text, const std::string &where = "the text")
+{
+	std::string err;
+	const auto p = parse_buddy_program(text, &err);
+	EXPECT_TRUE(p) << where << ": " << err;
+	return p ? *p : BuddyProgram{};
+}
+
 // A Program of the source tree's corpora.
 BuddyProgram read_program(const std::string &path)
 {
 	std::ifstream in(std::filesystem::path(FL_SOURCE_DIR) / path);
 	std::stringstream text;
 	text << in.rdbuf();
-	std::string err;
-	const auto p = parse_buddy_program(text.str(), &err);
-	EXPECT_TRUE(p) << path << ": " << err;
-	return p ? *p : BuddyProgram{};
+	return parsed(text.str(), path);
 }
 
 TEST(BuddyLinearize, RunsPassAndAChangedResultIsReported)
@@ -149,6 +155,48 @@ TEST(BuddyLinearize, AHandlerTheSchedulePlacedIsCheckedWhereItRan)
 		}
 		EXPECT_GE(placed, 4u) << to_string(level) << " (" << others << " more after other CPUs ran in the op)";
 	}
+}
+
+// A handler the schedule ran inside an op before that op did anything
+// another context could see (BuddyVerdict::Placed::ahead: no arena write,
+// no other CPU ran in it yet) is also a step of its own right before the
+// op. CPU 0 frees a 512 KiB block and its NMI (alloc 64) comes at the
+// free's first lock question; CPU 1 frees the NMI's object, then its own
+// NMI finds no 512 KiB block free. With the handler inside the free, CPU
+// 1's free comes after the block's, so its NMI would get the block: no
+// order gave the NULL (reported, before the handler was tried ahead). A
+// result no order gives, ahead or inside, is still reported. The fuzz
+// finding's two placed handlers: the one in the free_bulk came before its
+// lock (ahead), the one in an alloc after it claimed its cache's guard.
+TEST(BuddyLinearize, AHandlerAheadOfAnythingItsOpDidIsCheckedBeforeItToo)
+{
+	const BuddyProgram p = parsed("level series\nalloc 524288\nnmi_alloc 64 at=buddy_lock:held\nfree live:0\n"
+				      "free live:0 cpu=1\nnmi_alloc 524288 cpu=1\nconcurrent\n"
+				      "at T0 buddy_lock:timeout#2 nmi N0\nat T0 buddy_lock:timeout#2 switch T1\n");
+	const BuddyVerdict v = run_buddy_program(p);
+	ASSERT_TRUE(v.ok) << v.what;
+	EXPECT_EQ(v.linearize_note, "");
+	EXPECT_EQ(v.results[1], "armed; NMI; object");
+	EXPECT_EQ(v.results[4], "NMI; NULL");
+	ASSERT_EQ(v.placed.size(), 1u);
+	const BuddyVerdict::Placed &nmi = v.placed[0];
+	EXPECT_EQ(nmi.armed_by, 1u);
+	EXPECT_EQ(nmi.in_op, 2u);
+	EXPECT_TRUE(nmi.ahead);
+	EXPECT_LT(v.spans[2].first, nmi.span.first);
+	EXPECT_LT(nmi.span.second, v.spans[3].first);  // CPU 1's free began after the handler ended
+	BuddyVerdict bad = v;
+	bad.results[1] = "armed; NMI; NULL";  // the first chunk has room for 64 bytes in every order
+	check_buddy_linearizable(p, bad);
+	ASSERT_FALSE(bad.ok);
+	EXPECT_EQ(bad.what.rfind("not_linearizable: ", 0), 0u) << bad.what;
+
+	const BuddyVerdict found = run_buddy_program(read_program("src/libarena/tests/data/nmi_ahead_of_its_free_bulk.bl"));
+	ASSERT_TRUE(found.ok) << found.what;
+	EXPECT_EQ(found.linearize_note, "");
+	ASSERT_EQ(found.placed.size(), 2u);
+	for (const BuddyVerdict::Placed &at : found.placed)
+		EXPECT_EQ(at.ahead, at.in_op == 11) << "in op " << at.in_op + 1;  // op 12, the free_bulk
 }
 
 // A handler of several calls inside which another CPU ran, as an op of

@@ -163,6 +163,7 @@ Searched search_orders_of(const BuddyProgram &p, const BuddyVerdict &v)
 
 	BuddyProgram q;
 	q.level = p.level;
+	q.ops.reserve(n);
 	BuddyPins pins;
 	pins.fails = v.fails;
 	pins.placed = v.placed;

@@ -55,6 +55,8 @@ void Lockset::reset()
 	locs_.clear();
 	by_class_.clear();
 	locksets_.clear();
+	last_class_ = {};
+	last_locks_ = 0;
 	accesses_ = 0;
 }
 
@@ -71,11 +73,15 @@ void Lockset::forget(const void *lo, const void *hi, const SharedClass &cls)
 
 uint32_t Lockset::intern_locks(std::span<const LockRef> l)
 {
+	// A context's accesses come in runs under one set of locks.
+	if (last_locks_ < locksets_.size() &&
+	    std::equal(locksets_[last_locks_].begin(), locksets_[last_locks_].end(), l.begin(), l.end()))
+		return last_locks_;
 	for (size_t i = 0; i < locksets_.size(); i++)
 		if (std::equal(locksets_[i].begin(), locksets_[i].end(), l.begin(), l.end()))
-			return uint32_t(i);
+			return last_locks_ = uint32_t(i);
 	locksets_.emplace_back(l.begin(), l.end());
-	return uint32_t(locksets_.size() - 1);
+	return last_locks_ = uint32_t(locksets_.size() - 1);
 }
 
 // Some lock both held, at least one of them exclusively.
@@ -114,9 +120,13 @@ std::string Lockset::access(const void *loc, const SharedClass &cls, AccessKind 
 	if (is_marked(kind))
 		return {};  // never half of a report: nothing to remember
 	const auto [at, fresh] = locs_.try_emplace(Key{loc, &cls});
-	if (fresh)
-		by_class_[&cls].insert(loc);
 	Loc &l = at->second;
+	if (fresh) {
+		if (last_class_.cls != &cls)  // (a map's elements stay where they are)
+			last_class_ = {&cls, &by_class_[&cls]};
+		last_class_.locs->insert(loc);
+		l.hist.reserve(4);
+	}
 	if (l.owner < 0)
 		l.owner = who.context;
 	if (!l.shared && (who.context != l.owner || cls.born_shared))

@@ -123,6 +123,11 @@ private:
 	// allocator run hands objects over after every alloc).
 	std::pmr::unordered_map<const SharedClass *, std::pmr::set<const void *>> by_class_{pool()};
 	std::pmr::vector<std::pmr::vector<LockRef>> locksets_{pool()};
+	struct {
+		const SharedClass *cls = nullptr;
+		std::pmr::set<const void *> *locs = nullptr;
+	} last_class_;           // by_class_'s entry of the last location first seen
+	uint32_t last_locks_ = 0;  // the last lockset interned
 	uint64_t accesses_ = 0;
 };
 

@@ -178,6 +178,7 @@ RunResult Scheduler::run()
 	draining_ = cancelling_ = false;
 	events_ = 0;
 	locks_.clear();
+	lock_epoch_++;
 	lockset_.reset();  // runs are phases: the one before happened before this one
 	{
 		arena::Pause heap;  // a strategy's state outlives the run (the explorer's next schedule)
@@ -217,6 +218,7 @@ RunResult Scheduler::run()
 	}
 	tasks_.clear();
 	locks_.clear();
+	lock_epoch_++;
 	nmi_bodies_.clear();
 	tl_active = prev_active_;
 	return std::move(result_);
@@ -547,6 +549,7 @@ void Scheduler::mutex_unlock(const void *obj, const LockClass &cls, const Label 
 	if (l.writer != current_)
 		violation(std::string("lockdep: ") + cls.name + " unlocked at " + label.name + " by a task not holding it");
 	l.writer = -1;
+	lock_epoch_++;
 	held_pop(cls);
 	released(l, label);
 	wake(obj, cls);
@@ -561,6 +564,7 @@ void Scheduler::down_read(const void *obj, const LockClass &cls, const Label &la
 	// A queued writer blocks new readers (rwsem reads are not recursive).
 	block_until([&] { return l.writer < 0 && l.writers_waiting == 0; }, obj, cls, label);
 	l.readers.push_back(current_);
+	lock_epoch_++;
 	taken(l, label);
 }
 
@@ -572,6 +576,7 @@ bool Scheduler::down_read_trylock(const void *obj, const LockClass &cls, const L
 		return false;
 	held_push(cls, label, true);
 	l.readers.push_back(current_);
+	lock_epoch_++;
 	taken(l, label);
 	return true;
 }
@@ -582,8 +587,10 @@ void Scheduler::up_read(const void *obj, const LockClass &cls, const Label &labe
 	auto it = std::find(l.readers.begin(), l.readers.end(), current_);
 	if (it == l.readers.end())
 		violation(std::string("lockdep: ") + cls.name + " read-unlocked at " + label.name + " without a read lock");
-	else
+	else {
 		l.readers.erase(it);
+		lock_epoch_++;
+	}
 	held_pop(cls);
 	released(l, label);
 	wake(obj, cls);
@@ -612,6 +619,7 @@ void Scheduler::up_write(const void *obj, const LockClass &cls, const Label &lab
 	if (l.writer != current_)
 		violation(std::string("lockdep: ") + cls.name + " write-unlocked at " + label.name + " by a non-owner");
 	l.writer = -1;
+	lock_epoch_++;
 	held_pop(cls);
 	released(l, label);
 	wake(obj, cls);
@@ -625,6 +633,7 @@ void Scheduler::downgrade_write(const void *obj, const LockClass &cls, const Lab
 		violation(std::string("lockdep: ") + cls.name + " downgraded at " + label.name + " by a non-owner");
 	l.writer = -1;
 	l.readers.push_back(current_);
+	lock_epoch_++;
 	wake(obj, cls);
 	point(label);
 }
@@ -646,6 +655,7 @@ void Scheduler::spin_unlock(const void *obj, const LockClass &cls, const Label &
 	if (l.writer != current_)
 		violation(std::string("lockdep: ") + cls.name + " unlocked at " + label.name + " by a non-owner");
 	l.writer = -1;
+	lock_epoch_++;
 	tasks_[size_t(current_)]->atomic_depth--;
 	held_pop(cls);
 	released(l, label);
@@ -732,6 +742,7 @@ void Scheduler::own(Lock &l)
 {
 	l.writer = current_;
 	l.writer_nmi = tasks_[size_t(current_)]->nmi_depth;
+	lock_epoch_++;
 }
 
 void Scheduler::nmi_enter()
@@ -753,6 +764,7 @@ void Scheduler::hold_nowait(const void *obj, const LockClass &cls, const Label &
 void Scheduler::release_nowait(const void *obj, const LockClass &cls)
 {
 	lock_of(obj, cls).writer = -1;
+	lock_epoch_++;
 	held_pop(cls);
 }
 
@@ -762,18 +774,22 @@ void Scheduler::access(const void *loc, const SharedClass &cls, AccessKind kind,
 		return;
 	if (lockset && !draining_) {
 		Task &cur = *tasks_[size_t(current_)];
-		// An NMI holds only what it took itself: the interrupted
-		// context's locks do not keep it out.
-		lockrefs_.clear();
-		for (const auto &l : locks_) {
-			if (l->writer == current_ && l->writer_nmi == cur.nmi_depth)
-				lockrefs_.push_back(LockRef{l.get(), true, l->cls->name});
-			else if (!cur.nmi_depth &&
-				 std::find(l->readers.begin(), l->readers.end(), current_) != l->readers.end())
-				lockrefs_.push_back(LockRef{l.get(), false, l->cls->name});
+		if (lockrefs_of_.epoch != lock_epoch_ || lockrefs_of_.task != current_ ||
+		    lockrefs_of_.nmi_depth != cur.nmi_depth) {
+			// An NMI holds only what it took itself: the interrupted
+			// context's locks do not keep it out.
+			lockrefs_.clear();
+			for (const auto &l : locks_) {
+				if (l->writer == current_ && l->writer_nmi == cur.nmi_depth)
+					lockrefs_.push_back(LockRef{l.get(), true, l->cls->name});
+				else if (!cur.nmi_depth &&
+					 std::find(l->readers.begin(), l->readers.end(), current_) != l->readers.end())
+					lockrefs_.push_back(LockRef{l.get(), false, l->cls->name});
+			}
+			std::sort(lockrefs_.begin(), lockrefs_.end(),
+				  [](const LockRef &a, const LockRef &b) { return a.lock < b.lock; });
+			lockrefs_of_ = {lock_epoch_, current_, cur.nmi_depth};
 		}
-		std::sort(lockrefs_.begin(), lockrefs_.end(),
-			  [](const LockRef &a, const LockRef &b) { return a.lock < b.lock; });
 		if (MarkedAccess::active())
 			kind = kind == AccessKind::read || kind == AccessKind::marked_read ? AccessKind::marked_read
 											   : AccessKind::marked_write;
@@ -823,6 +839,7 @@ bool Scheduler::vma_start_read(const void *vma, const LockClass &cls, const Labe
 		return false;  // vm_lock_seq == mm_lock_seq: write-locked, fall back to mmap_lock
 	held_push(cls, label, true);
 	l.readers.push_back(current_);
+	lock_epoch_++;
 	point(label);  // after the lock: the VMA cannot go away under us now
 	return true;
 }
@@ -838,6 +855,7 @@ void Scheduler::vma_end_write_all(const void *mm, const LockClass &vm_lock)
 	for (Lock *l : cur.vma_wlocks)
 		if (l->mm == mm && l->writer == current_) {
 			l->writer = -1;
+			lock_epoch_++;
 			l->mm = nullptr;
 			wake(l->obj, vm_lock);
 		}

@@ -232,7 +232,15 @@ private:
 	Strategy *strategy_;
 	Lockdep lockdep_;
 	Lockset lockset_;
-	std::vector<LockRef> lockrefs_;  // scratch
+	// The locks the current context holds, as access() last computed them:
+	// recomputed only when some lock changed hands (lock_epoch_, bumped by
+	// every change to a Lock's writer or readers) or another context runs.
+	std::vector<LockRef> lockrefs_;
+	uint64_t lock_epoch_ = 0;
+	struct {
+		uint64_t epoch = ~uint64_t(0);
+		int task = -1, nmi_depth = -1;
+	} lockrefs_of_;
 	std::vector<HeldLock> held_scratch_;
 	std::vector<std::unique_ptr<Task>> tasks_;
 	std::vector<std::unique_ptr<Lock>> locks_;

@@ -85,7 +85,7 @@ public:
 				n->slot[s].first = n->base + s;
 			chunks_.insert(chunks_.begin() + (ptrdiff_t)c, std::move(n));
 		}
-		hint_ = c;
+		remember(c);
 		return chunks_[c]->slot[i & (kSlots - 1)].second;
 	}
 	FL_NO_COVERAGE iterator find(ulong i)
@@ -93,7 +93,7 @@ public:
 		size_t c = chunk_of(i);
 		if (c == chunks_.size() || chunks_[c]->base != base_of(i) || !chunks_[c]->slot[i & (kSlots - 1)].second)
 			return end();
-		hint_ = c;
+		remember(c);
 		return iterator(&chunks_, c, i & (kSlots - 1));
 	}
 	FL_NO_COVERAGE const_iterator find(ulong i) const
@@ -102,6 +102,16 @@ public:
 		if (c == chunks_.size() || chunks_[c]->base != base_of(i) || !chunks_[c]->slot[i & (kSlots - 1)].second)
 			return end();
 		return const_iterator(&chunks_, c, i & (kSlots - 1));
+	}
+	// The page at index i, or null: find() without an iterator, for the
+	// arena's every load and store (MachineImpl::arena_page_at).
+	FL_NO_COVERAGE Page *get(ulong i)
+	{
+		size_t c = chunk_of(i);
+		if (c == chunks_.size() || chunks_[c]->base != base_of(i))
+			return nullptr;
+		remember(c);
+		return chunks_[c]->slot[i & (kSlots - 1)].second.get();
 	}
 	size_t count(ulong i) const { return find(i) != end(); }
 	void erase(iterator it) { it->second.reset(); }
@@ -127,7 +137,7 @@ public:
 	void clear()
 	{
 		chunks_.clear();
-		hint_ = 0;
+		hint_ = other_ = 0;
 	}
 
 private:
@@ -140,13 +150,22 @@ private:
 			return hint_;
 		if (hint_ + 1 < chunks_.size() && chunks_[hint_ + 1]->base == b)
 			return hint_ + 1;  /* the next chunk of a walk */
+		if (other_ < chunks_.size() && chunks_[other_]->base == b)
+			return other_;  /* the chunk before the last: a header and its objects */
 		return (size_t)(std::lower_bound(chunks_.begin(), chunks_.end(), b,
 						 [](const std::unique_ptr<chunk> &c, ulong v) { return c->base < v; }) -
 				chunks_.begin());
 	}
 
+	void remember(size_t c)
+	{
+		if (c != hint_)
+			other_ = hint_;
+		hint_ = c;
+	}
+
 	chunks chunks_;  // sorted by base
-	size_t hint_ = 0;
+	size_t hint_ = 0, other_ = 0;  // the last chunk found, and the one before it
 };
 
 }  // namespace fl::FL_ARCH_NS

@@ -216,12 +216,11 @@ Violation MachineImpl::check_pages(bool whole) const
 
 // The kernel page an arena user address maps to: kern_vm_start + (u32)addr
 // (computed here without the port's helpers), or NULL when none is present.
-page *MachineImpl::arena_page_at(uint64_t addr) const
+FL_NO_COVERAGE page *MachineImpl::arena_page_at(uint64_t addr) const
 {
 	vm_struct *area = arena_kern_vm(arena_);
 	u64 kaddr = bpf_arena_get_kern_vm_start(arena_) + (u32)addr;
-	auto it = area->pages.find((ulong)((kaddr - area->addr) >> PAGE_SHIFT));
-	return it == area->pages.end() ? nullptr : it->second.get();
+	return area->pages.get((ulong)((kaddr - area->addr) >> PAGE_SHIFT));
 }
 
 // An arena VMA's PTE maps the page the arena's kernel view holds at the

@@ -251,13 +251,9 @@ Searched search_orders_of(const BuddyProgram &p, const BuddyVerdict &v)
 			c.bad = c.bad_k = failed;
 			c.got = "a sequential failure: " + w.what;
 		}
-		if (w.placed_missed) {
-			const size_t k = std::min<size_t>(
-				std::find(order.begin(), order.end(), w.placed_missed_in) - order.begin(), order.size() - 1);
-			if (k < c.bad) {
-				c.bad = c.bad_k = k;
-				c.got = "a placed NMI's point not reached";
-			}
+		if (w.placed_missed && c.bad == kMatch) {
+			c.bad = c.bad_k = order.size() - 1;
+			c.got = "a placed NMI's point not reached";
 		}
 		missed |= w.placed_missed;
 		return c;

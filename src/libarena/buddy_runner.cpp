@@ -183,10 +183,8 @@ private:
 	bool at_placed_point(int cpu, const sched::Label &label) const;
 	void missed_if_placed(const Armed &a)
 	{
-		if (a.placed < 0 || v_.placed_missed)
-			return;
-		v_.placed_missed = true;
-		v_.placed_missed_in = pins_->placed[size_t(a.placed)].in_op;
+		if (a.placed >= 0)
+			v_.placed_missed = true;
 	}
 	bool check(size_t i);
 	std::string point_check();
@@ -1038,11 +1036,6 @@ bool Runner::handler_op(size_t i, const BuddyOp &op)
 	if (!calls_[c].empty() && i < v_.results.size()) {
 		v_.results[i] = "NMI";
 		add_calls(c, i, i, SIZE_MAX);
-		// its calls are elements of their own now, and a handler placed
-		// in one of them has no place in the candidates (place())
-		const auto in_this_op = [i](const BuddyVerdict::Placed &at) { return at.in_op == i; };
-		if (std::any_of(v_.placed.begin(), v_.placed.end(), in_this_op) && v_.linearize_note.empty())
-			v_.linearize_note = "linearizability not checked: the schedule placed an NMI";
 	}
 	return ok;
 }
@@ -1961,8 +1954,7 @@ BuddyVerdict BuddyCandidates::run(size_t same)
 	// Not a verdict of the check: the search would count it as one more
 	// order that does not match, and another might.
 	if (v.ok != fresh.ok || v.what != fresh.what || v.results != fresh.results || v.between != fresh.between ||
-	    v.failed_step != fresh.failed_step || v.placed_missed != fresh.placed_missed ||
-	    v.placed_missed_in != fresh.placed_missed_in) {
+	    v.failed_step != fresh.failed_step || v.placed_missed != fresh.placed_missed) {
 		std::fprintf(stderr, "faultline: checker: a candidate resumed after %zu elements differs from a fresh run of it\n%s",
 			     same, format_buddy_program(impl_->q).c_str());
 		std::abort();

@@ -82,10 +82,7 @@ struct BuddyVerdict {
 	std::vector<Placed> placed;
 	// (a candidate) a handler of `placed` did not find its place: its op
 	// took another path there, so the order says nothing about the run.
-	// The first such op (the concurrent run's index): the elements up to
-	// it decided its path, so every order that begins with them misses too.
 	bool placed_missed = false;
-	size_t placed_missed_in = SIZE_MAX;
 	// A handler ran at a point inside an op after other CPUs had run in that
 	// op: what the op did before the handler saw the state before them, and
 	// the handler (and the op after it) the state after them. A candidate

@@ -161,7 +161,7 @@ TEST(BuddyLinearize, AHandlerTheSchedulePlacedIsCheckedWhereItRan)
 // nmi_free with no point) nests in that handler: the candidates run it
 // there too, at the same occurrence of the same named point of the op's
 // handler, so the run is checked (it was "the schedule placed an NMI":
-// that reason fell from 6.2 % to 2.6 % of the buddy swarm's schedules at
+// that reason fell from 6.2 % to 2.4 % of the buddy swarm's schedules at
 // series, seed 17321, 600 Programs), and a changed result is reported.
 TEST(BuddyLinearize, AHandlerPlacedInsideAnNmiOpIsCheckedWhereItRan)
 {

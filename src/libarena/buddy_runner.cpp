@@ -295,13 +295,10 @@ private:
 	bool firing_ = false;  // the runner, not the schedule, runs the handler now
 	std::string firing_where_;
 	size_t cur_op_[BUDDY_NR_CPUS] = {};
-	// Per CPU, in its current op (at its own depth): the named points it
-	// has passed, by label id, and the last (where a placed NMI is pinned).
+	// Per CPU, in its current op (outside NMIs): the named points it has
+	// passed, by label id, and the last (where a placed NMI is pinned).
 	std::vector<u32> notes_[BUDDY_NR_CPUS];
 	const sched::Label *last_note_[BUDDY_NR_CPUS] = {};
-	// The NMI depth the CPU's current op runs its own code at: 1 for an
-	// NMI that is an op (handler_op), whose handler is the op; else 0.
-	int op_depth_[BUDDY_NR_CPUS] = {};
 	u64 in_flight_[BUDDY_NR_CPUS] = {};  // the object a CPU's free is freeing right now
 	// (nmi levels) what the drain inside a CPU's current free predicted, if it ran
 	int drain_ret_[BUDDY_NR_CPUS] = {};
@@ -595,7 +592,7 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 	Runner *r = static_cast<Runner *>(self);
 	if (!r->v_.ok)
 		return;
-	if (r->busy_[b->cpu] && r->nmi_depth_[b->cpu] == r->op_depth_[b->cpu]) {
+	if (r->busy_[b->cpu] && r->nmi_depth_[b->cpu] == 0) {
 		std::vector<u32> &n = r->notes_[b->cpu];
 		if (n.size() <= label.id)
 			n.resize(label.id + 1);
@@ -647,12 +644,12 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 }
 
 // (a candidate) CPU cpu's armed handler, which the schedule ran inside an
-// op (BuddyVerdict::placed), is at its place: the same op, at its own
-// depth, at the same occurrence of the same named point in that op.
+// op (BuddyVerdict::placed), is at its place: the same op, outside NMIs,
+// at the same occurrence of the same named point in that op.
 bool Runner::at_placed_point(int cpu, const sched::Label &label) const
 {
 	const BuddyVerdict::Placed &at = pins_->placed[size_t(armed_[cpu]->placed)];
-	return busy_[cpu] && nmi_depth_[cpu] == op_depth_[cpu] && cur_op_[cpu] < pins_->orig.size() &&
+	return busy_[cpu] && nmi_depth_[cpu] == 0 && cur_op_[cpu] < pins_->orig.size() &&
 	       pins_->orig[cur_op_[cpu]] == at.in_op && label.name == at.label && notes_[cpu][label.id] == at.count;
 }
 
@@ -735,12 +732,6 @@ bool Runner::alloc(size_t i, buddy_ctx *b, u64 size, u64 k)
 
 // nmi_free X and nmi_alloc S are one-call handler blocks, and `free X
 // nmi=Y` arms the block "free Y" at buddy_lock:held (buddy_program.h).
-// An NMI op with no point: a handler that arrives as an op of its own.
-bool is_handler_op(const BuddyOp &op)
-{
-	return (op.kind == BuddyOp::nmi_alloc || op.kind == BuddyOp::nmi_free || op.kind == BuddyOp::nmi) && op.at.empty();
-}
-
 BuddyOp lowered(const BuddyOp &op)
 {
 	if (op.kind == BuddyOp::nmi)
@@ -869,8 +860,7 @@ void Runner::scheduled_nmi(const Armed &a, int h)
 
 // The schedule runs handler a inside its CPU's op at a decision: where the
 // candidates can run it too (BuddyVerdict::placed) when the decision comes
-// right after a named point of the op at its own depth (outside NMIs, or
-// in the handler an NMI op is, where it nests) (buddy_point,
+// right after a named point of the op outside NMIs (buddy_point,
 // buddy_fails, the unlock's note; buddy_lock's spin decision follows its
 // timeout point with nothing between). A decision elsewhere (a user
 // store's fault path, an access point, inside a handler) has no such
@@ -881,7 +871,7 @@ bool Runner::place(const Armed &a)
 	static const sched::Label &timeout = sched::label_named("buddy_lock:timeout");
 	const int c = a.block.cpu;
 	const sched::Label *decision = sched_->deciding(), *note = last_note_[c];
-	if (a.depth != 0 || !busy_[c] || nmi_depth_[c] != op_depth_[c] || !note || !decision ||
+	if (a.depth != 0 || !busy_[c] || nmi_depth_[c] != 0 || !note || !decision ||
 	    (decision != note && !(decision == &spin && note == &timeout)))
 		return false;
 	v_.placed.push_back({a.op, cur_op_[c], note->name, notes_[c][note->id]});
@@ -894,13 +884,12 @@ bool Runner::place(const Armed &a)
 // lock word or its own object's bit, a candidate repeats after it), no
 // other CPU ran in it, and a was armed by the CPU's op before it, which
 // did nothing else ("armed"). Not with a free's nmi=, which its own free
-// arms, nor inside an NMI op, whose calls may be elements of their own
-// (add_calls) that the handler cannot go before.
+// arms.
 bool Runner::ahead_of_op(const Armed &a) const
 {
 	const int c = a.block.cpu;
 	const size_t i = cur_op_[c];
-	if (a.op >= i || op_depth_[c] != 0 || v_.results[a.op] != "armed" || own_writes() != op_writes_[c] ||
+	if (a.op >= i || v_.results[a.op] != "armed" || own_writes() != op_writes_[c] ||
 	    sched_->switches_so_far() != op_switches_[c])
 		return false;
 	for (size_t j = a.op + 1; j < i; j++)
@@ -1451,7 +1440,6 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	cur_op_[c] = i;
 	notes_[c].clear();
 	last_note_[c] = nullptr;
-	op_depth_[c] = is_handler_op(op) ? 1 : 0;
 	std::memset(questions_[c], 0, sizeof questions_[c]);
 	op_fails_[c] = fails_on(c);
 	nmi_ran_[c] = false;
@@ -1462,7 +1450,6 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	began(i);
 	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;
-	op_depth_[c] = 0;
 	ended(i);
 	if (grew_[c] && i < v_.spans.size())
 		grown_.push_back({v_.spans[i], c});
@@ -1497,7 +1484,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 	case BuddyOp::nmi_alloc:
 	case BuddyOp::nmi_free:
 	case BuddyOp::nmi:
-		if (is_handler_op(op))
+		if (op.at.empty())
 			return handler_op(i, op);
 		arm(lowered(op), i, 0);
 		outcome(i, "armed");

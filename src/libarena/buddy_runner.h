@@ -58,8 +58,7 @@ struct BuddyVerdict {
 	std::vector<Between> between;
 	// (concurrent runs) Each NMI handler the schedule ran inside an op of its
 	// CPU (a record "at TN LABEL#K nmi Nh"), where the candidates run it:
-	// in op in_op, at its own depth (outside NMIs, or in the handler an NMI
-	// op is, where it nests), at the count-th time that op passed the
+	// in op in_op, outside NMIs, at the count-th time that op passed the
 	// named point `label` (Runner::place says which decisions have one).
 	struct Placed {
 		size_t armed_by = 0;  // the op that armed it (its results go there)

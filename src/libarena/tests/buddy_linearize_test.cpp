@@ -157,41 +157,6 @@ TEST(BuddyLinearize, AHandlerTheSchedulePlacedIsCheckedWhereItRan)
 	}
 }
 
-// A handler the schedule ran inside an NMI that is an op of its own (an
-// nmi_free with no point) nests in that handler: the candidates run it
-// there too, at the same occurrence of the same named point of the op's
-// handler, so the run is checked (it was "the schedule placed an NMI":
-// that reason fell from 6.2 % to 2.4 % of the buddy swarm's schedules at
-// series, seed 17321, 600 Programs), and a changed result is reported.
-TEST(BuddyLinearize, AHandlerPlacedInsideAnNmiOpIsCheckedWhereItRan)
-{
-	const BuddyProgram p = parsed("level series\nalloc 64\nalloc 64\nnmi_alloc 64 at=buddy_lock:held\n"
-				      "nmi_free live:0\nfree live:1\nalloc 64 cpu=1\nfree live:2 cpu=1\nconcurrent\n");
-	size_t placed = 0, reported = 0;
-	for (uint64_t seed = 0; seed < 512 && reported < 4; seed++) {
-		sched::RandomWalk s(seed, sched::EventRates{0, 64});
-		const BuddyVerdict v = run_buddy_program(p, s);
-		ASSERT_TRUE(v.ok) << "seed " << seed << ": " << v.what;
-		if (v.placed.empty() || v.placed[0].in_op != 3 || v.others_before_nmi)
-			continue;
-		placed++;
-		EXPECT_EQ(v.linearize_note, "") << "seed " << seed;
-		EXPECT_EQ(v.placed[0].armed_by, 2u);
-		BuddyVerdict bad = v;
-		bad.results[2] = "armed; NMI; NULL";
-		check_buddy_linearizable(p, bad);
-		// (an order whose nmi_free took another path, and never reached
-		// the handler's place, leaves a run no order explains unchecked)
-		if (bad.ok) {
-			EXPECT_EQ(bad.linearize_note, "linearizability not checked: a placed NMI's point was not reached in some orders");
-			continue;
-		}
-		reported++;
-		EXPECT_NE(bad.what.find("first difference: op 3 nmi_alloc 64"), std::string::npos) << bad.what;
-	}
-	EXPECT_GE(reported, 4u) << placed << " placed";
-}
-
 // A handler the schedule ran inside an op before that op did anything
 // another context could see (BuddyVerdict::Placed::ahead: no arena write,
 // no other CPU ran in it yet) is also a step of its own right before the

@@ -105,7 +105,7 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 	Bytes in(data, n);
 	BuddyProgram p;
 	p.level = level;
-	p.ops.reserve(std::min(n, kMaxBuddyOps));  // (an op is 150 bytes: growing the vector was 3 % of an input)
+	p.ops.reserve(std::min(n, kMaxBuddyOps));  // (an op is about 150 bytes: reserved, not regrown)
 	while (!in.empty() && p.ops.size() < kMaxBuddyOps) {
 		BuddyOp op;
 		const u8 k = in.u8();

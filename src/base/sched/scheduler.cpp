@@ -66,6 +66,8 @@ void register_tls_slot(TlsSlot s)
 struct Scheduler::Lock {
 	const void *obj;
 	const LockClass *cls;
+	// Every change to writer or readers bumps Scheduler::lock_epoch_ (the
+	// lockset's cached held locks).
 	int writer = -1;  // mutex/spinlock owner, rwsem writer, VMA write-locker
 	int writer_nmi = 0;  // the owner's NMI depth when it took the lock
 	std::vector<int> readers;

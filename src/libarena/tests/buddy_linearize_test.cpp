@@ -321,6 +321,7 @@ TEST(BuddyLinearize, NotCheckedCorpusIsQuietAndSaysWhy)
 		{"other_cpus_beside_a_new_chunk.bl", "other CPUs ran while one got a new chunk"},
 		{"drain_put_back_a_transfer_cache_unlocked.bl", "other CPUs ran while one got a new chunk"},
 		{"nmi_handler_across_other_cpus_ops.bl", "other CPUs ran inside an op before its NMI"},
+		{"nmi_placed_inside_an_nmi_op.bl", "the schedule placed an NMI"},
 	};
 	size_t files = 0;
 	for (const auto &entry :

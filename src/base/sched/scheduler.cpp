@@ -66,8 +66,8 @@ void register_tls_slot(TlsSlot s)
 struct Scheduler::Lock {
 	const void *obj;
 	const LockClass *cls;
-	// Every change to writer or readers bumps Scheduler::lock_epoch_ (the
-	// lockset's cached held locks).
+	// Changed only through own, disown, add_reader and drop_reader, which
+	// bump Scheduler::lock_epoch_ (the lockset's cached held locks).
 	int writer = -1;  // mutex/spinlock owner, rwsem writer, VMA write-locker
 	int writer_nmi = 0;  // the owner's NMI depth when it took the lock
 	std::vector<int> readers;
@@ -550,8 +550,7 @@ void Scheduler::mutex_unlock(const void *obj, const LockClass &cls, const Label 
 	Lock &l = lock_of(obj, cls);
 	if (l.writer != current_)
 		violation(std::string("lockdep: ") + cls.name + " unlocked at " + label.name + " by a task not holding it");
-	l.writer = -1;
-	lock_epoch_++;
+	disown(l);
 	held_pop(cls);
 	released(l, label);
 	wake(obj, cls);
@@ -565,8 +564,7 @@ void Scheduler::down_read(const void *obj, const LockClass &cls, const Label &la
 	Lock &l = lock_of(obj, cls);
 	// A queued writer blocks new readers (rwsem reads are not recursive).
 	block_until([&] { return l.writer < 0 && l.writers_waiting == 0; }, obj, cls, label);
-	l.readers.push_back(current_);
-	lock_epoch_++;
+	add_reader(l);
 	taken(l, label);
 }
 
@@ -577,8 +575,7 @@ bool Scheduler::down_read_trylock(const void *obj, const LockClass &cls, const L
 	if (l.writer >= 0 || l.writers_waiting)
 		return false;
 	held_push(cls, label, true);
-	l.readers.push_back(current_);
-	lock_epoch_++;
+	add_reader(l);
 	taken(l, label);
 	return true;
 }
@@ -589,10 +586,8 @@ void Scheduler::up_read(const void *obj, const LockClass &cls, const Label &labe
 	auto it = std::find(l.readers.begin(), l.readers.end(), current_);
 	if (it == l.readers.end())
 		violation(std::string("lockdep: ") + cls.name + " read-unlocked at " + label.name + " without a read lock");
-	else {
-		l.readers.erase(it);
-		lock_epoch_++;
-	}
+	else
+		drop_reader(l, it);
 	held_pop(cls);
 	released(l, label);
 	wake(obj, cls);
@@ -620,8 +615,7 @@ void Scheduler::up_write(const void *obj, const LockClass &cls, const Label &lab
 	Lock &l = lock_of(obj, cls);
 	if (l.writer != current_)
 		violation(std::string("lockdep: ") + cls.name + " write-unlocked at " + label.name + " by a non-owner");
-	l.writer = -1;
-	lock_epoch_++;
+	disown(l);
 	held_pop(cls);
 	released(l, label);
 	wake(obj, cls);
@@ -633,9 +627,8 @@ void Scheduler::downgrade_write(const void *obj, const LockClass &cls, const Lab
 	Lock &l = lock_of(obj, cls);
 	if (l.writer != current_)
 		violation(std::string("lockdep: ") + cls.name + " downgraded at " + label.name + " by a non-owner");
-	l.writer = -1;
-	l.readers.push_back(current_);
-	lock_epoch_++;
+	disown(l);
+	add_reader(l);
 	wake(obj, cls);
 	point(label);
 }
@@ -656,8 +649,7 @@ void Scheduler::spin_unlock(const void *obj, const LockClass &cls, const Label &
 	Lock &l = lock_of(obj, cls);
 	if (l.writer != current_)
 		violation(std::string("lockdep: ") + cls.name + " unlocked at " + label.name + " by a non-owner");
-	l.writer = -1;
-	lock_epoch_++;
+	disown(l);
 	tasks_[size_t(current_)]->atomic_depth--;
 	held_pop(cls);
 	released(l, label);
@@ -747,6 +739,24 @@ void Scheduler::own(Lock &l)
 	lock_epoch_++;
 }
 
+void Scheduler::disown(Lock &l)
+{
+	l.writer = -1;
+	lock_epoch_++;
+}
+
+void Scheduler::add_reader(Lock &l)
+{
+	l.readers.push_back(current_);
+	lock_epoch_++;
+}
+
+void Scheduler::drop_reader(Lock &l, std::vector<int>::iterator reader)
+{
+	l.readers.erase(reader);
+	lock_epoch_++;
+}
+
 void Scheduler::nmi_enter()
 {
 	tasks_[size_t(current_)]->nmi_depth++;
@@ -765,8 +775,7 @@ void Scheduler::hold_nowait(const void *obj, const LockClass &cls, const Label &
 
 void Scheduler::release_nowait(const void *obj, const LockClass &cls)
 {
-	lock_of(obj, cls).writer = -1;
-	lock_epoch_++;
+	disown(lock_of(obj, cls));
 	held_pop(cls);
 }
 
@@ -840,8 +849,7 @@ bool Scheduler::vma_start_read(const void *vma, const LockClass &cls, const Labe
 	if (l.writer >= 0)
 		return false;  // vm_lock_seq == mm_lock_seq: write-locked, fall back to mmap_lock
 	held_push(cls, label, true);
-	l.readers.push_back(current_);
-	lock_epoch_++;
+	add_reader(l);
 	point(label);  // after the lock: the VMA cannot go away under us now
 	return true;
 }
@@ -856,8 +864,7 @@ void Scheduler::vma_end_write_all(const void *mm, const LockClass &vm_lock)
 	Task &cur = *tasks_[size_t(current_)];
 	for (Lock *l : cur.vma_wlocks)
 		if (l->mm == mm && l->writer == current_) {
-			l->writer = -1;
-			lock_epoch_++;
+			disown(*l);
 			l->mm = nullptr;
 			wake(l->obj, vm_lock);
 		}

@@ -213,6 +213,9 @@ private:
 	void block_until(const std::function<bool()> &ready, const void *obj, const LockClass &, const Label &);
 	void wake(const void *obj, const LockClass &);
 	void own(Lock &);
+	void disown(Lock &);
+	void add_reader(Lock &);
+	void drop_reader(Lock &, std::vector<int>::iterator reader);
 	const std::vector<HeldLock> &held_here(const Task &);
 	void taken(Lock &, const Label &);
 	void released(Lock &, const Label &);

@@ -136,6 +136,16 @@ private:
 		if (i < v_.spans.size())
 			v_.spans[i].second = ++clock_;
 	}
+	// BuddyVerdict::locked: CPU c holds the buddy lock, in its op or in the
+	// handler between ops it runs. The clock's last event, not a new one:
+	// a handler's own acquisition is not another CPU's op beginning or ending.
+	void note_locked(int c)
+	{
+		u64 *at = between_[c] >= 0 ? &v_.between[size_t(between_[c])].locked
+			  : cur_op_[c] < v_.locked.size() ? &v_.locked[cur_op_[c]] : nullptr;
+		if (at && !*at)
+			*at = clock_;
+	}
 	void result(size_t i, const std::string &text)
 	{
 		if (std::string *r = result_of(i))
@@ -599,6 +609,9 @@ void Runner::at_point(void *self, buddy_ctx *b, const sched::Label &label)
 		n[label.id]++;
 		r->last_note_[b->cpu] = &label;
 	}
+	static const sched::Label &lock_held = sched::label_named("buddy_lock:held");
+	if (&label == &lock_held && r->busy_[b->cpu])
+		r->note_locked(b->cpu);
 	static const sched::Label &lock_failed = sched::label_named("buddy_lock:failed");
 	static const sched::Label &lock_asked = sched::label_named("buddy_lock:timeout");
 	static const sched::Label &xfer_asked = sched::label_named("buddy_xfer_trylock:try");
@@ -1604,6 +1617,7 @@ bool Runner::start()
 {
 	v_.results.resize(p_.ops.size());
 	v_.spans.assign(p_.ops.size(), {0, UINT64_MAX});
+	v_.locked.assign(p_.ops.size(), 0);
 	v_.refs.resize(p_.ops.size());
 	if (pins_)
 		v_.between.resize(pins_->nmis.size());

@@ -33,6 +33,12 @@ struct BuddyVerdict {
 	// clock the CPUs share. An op that ended before another began comes
 	// first in every linearization (real-time order).
 	std::vector<std::pair<u64, u64>> spans;
+	// Per op (concurrent runs), on the same clock, when it first held the
+	// buddy lock, itself or an NMI handler that ran inside it (the clock's
+	// last event before that; 0: never): near where an op that changes the
+	// buddy takes effect, which the end of its span can be far past. The
+	// linearizability search starts from the order of these.
+	std::vector<u64> locked;
 	// (concurrent runs, and the linearizability check's candidates) Each NMI
 	// handler that ran between two ops of its CPU: after the op that armed it
 	// (a free's nmi=, or the CPU's last op) or after the CPU's next op, which
@@ -53,6 +59,7 @@ struct BuddyVerdict {
 		std::string result;   // "NMI; object"; one call's: "object"
 		std::pair<u64, u64> span{0, UINT64_MAX};
 		int call = -1;        // -1: the whole handler; else which of its calls (0-based)
+		u64 locked = 0;       // as an op's (BuddyVerdict::locked)
 		bool operator==(const Between &) const = default;
 	};
 	std::vector<Between> between;

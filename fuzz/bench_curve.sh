@@ -3,7 +3,7 @@
 # How a libFuzzer target's speed holds up as its campaign grows: runs TARGET
 # of DIR for SECONDS on one core from its seed corpus (corpora/<kind>/seeds,
 # if any) into CORPUS (kept: a grown corpus to profile on), with the flags
-# tools/fuzz_campaign.py gives a campaign, restarting on the same corpus
+# tools/fuzz_campaign.py gives a campaign (and its ASAN_OPTIONS), restarting on the same corpus
 # after a finding (a live slip such as guard_leak's, or a false alarm on
 # correct code, would otherwise end the campaign). Every status line
 # libFuzzer prints is stamped with the campaign's wall clock; the report is
@@ -27,6 +27,7 @@ done
 secs=$1 dir=$2 t=$3 corpus=$4 cpu=${5:-0}
 [ -x "$dir/$t" ] || { echo "$0: no fuzz target $dir/$t (fuzz/build.sh builds it)" >&2; exit 2; }
 SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=0:detect_leaks=0}  # tools/fuzz_campaign.py's
 kind=${t%%-*} seeds_kind=${t%%-*}
 [[ $t == program-*-threads ]] && seeds_kind=threads  # fuzz_campaign.py's name for it (the program dictionary)
 seeds=()

@@ -96,6 +96,7 @@ class Task:
         self.findings = []         # dicts, filled after the run
         self.seconds = 0.0
         self.skipped = False       # the budget ran out before this run could start
+        self.undescribed = 0       # failing inputs left undescribed (DESCRIBE_SECONDS ran out)
 
     def binary(self, flavour=None):
         return os.path.join(BUILD, flavour or self.engine, self.name)
@@ -206,6 +207,7 @@ FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False
 USE_CMPLOG = False
 MIN_SLICE = 5.0  # seconds: a shorter run spends most of its time starting (ASan, seeds, AFL++'s calibration)
 MINIMISE_SECONDS = 30  # the most one finding's minimisation may take
+DESCRIBE_SECONDS = 60  # the most a run's describing of its failing inputs may take (past the first)
 AFTER_MINIMISE = 5  # then: describing the smaller input, classifying its doors, replaying its Program
 
 
@@ -264,6 +266,7 @@ def run_libfuzzer(task, seconds, start_all):
     arts = os.path.join(task.workdir, "artifacts") + "/"
     os.makedirs(corpus, exist_ok=True)
     os.makedirs(arts, exist_ok=True)
+    seeds = private_seeds(task)
     t0 = time.time()
     total_execs = 0
     while True:
@@ -272,8 +275,8 @@ def run_libfuzzer(task, seconds, start_all):
             break
         cmd = [task.binary(), f"-max_total_time={left}", "-print_final_stats=1", f"-artifact_prefix={arts}",
                f"-dict={task.binary()}.dict", f"-max_len={MAX_LEN[task.target]}", "-timeout=10"] + LIBFUZZER_FLAGS + [corpus]
-        if seeds_dir(task.target):
-            cmd.append(seeds_dir(task.target))
+        if seeds:
+            cmd.append(seeds)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 errors="replace")
         # -max_total_time is checked between inputs: a slow one must not overrun the slice
@@ -302,9 +305,38 @@ def run_libfuzzer(task, seconds, start_all):
         task.execs = total_execs
         if proc.returncode == 0:
             break  # time is up; a crash (rc != 0) restarts with what is left
+        if task.crashes:
+            # a seed or corpus input that fails would fail again first thing after every restart
+            drop_input(task.crashes[-1][1], [corpus, seeds])
     task.seconds = time.time() - t0
     if task.seconds:
         task.exec_per_s = int(task.execs / task.seconds)
+
+
+def private_seeds(task):
+    """A copy of the target's seeds for this run, so that a seed that fails can be set aside."""
+    if not seeds_dir(task.target):
+        return None
+    copy = os.path.join(task.workdir, "seeds")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(seeds_dir(task.target), copy)
+    return copy
+
+
+def drop_input(crash, dirs):
+    """Removes the inputs of dirs whose bytes are the crash's."""
+    try:
+        with open(crash, "rb") as f:
+            data = f.read()
+    except OSError:
+        return
+    for d in filter(None, dirs):
+        for name in os.listdir(d):
+            path = os.path.join(d, name)
+            if os.path.getsize(path) == len(data):
+                with open(path, "rb") as f:
+                    if f.read() == data:
+                        os.remove(path)
 
 
 def run_afl(task, seconds, start_all):
@@ -494,13 +526,25 @@ def classify(task, verdict, body):
 def collect_findings(task):
     """One Program file per distinct verdict; only its first input is minimised."""
     seen = {}
-    for t, crash in sorted(task.crashes)[:1] if FIRST_FINDING else sorted(task.crashes):
+    # a file written again (the same bytes failing after a restart) is described once
+    times = {}
+    for t, crash in sorted(task.crashes):
+        times.setdefault(crash, []).append(t)
+    firsts = sorted((ts[0], crash) for crash, ts in times.items())
+    # A level whose bug is shallow fails again soon after every restart, with
+    # new bytes each time: hundreds of inputs of one finding, half a second
+    # each to describe. Past DESCRIBE_SECONDS the rest are counted, not run.
+    ends = time.time() + DESCRIBE_SECONDS
+    for t, crash in firsts[:1] if FIRST_FINDING else firsts:
+        if time.time() > ends and seen:
+            task.undescribed += 1
+            continue
         verdict, body = describe(task, crash)
         if verdict is None:
             continue
         sig = signature(verdict)
         if sig in seen:
-            seen[sig]["count"] += 1
+            seen[sig]["count"] += len(times[crash])
             continue
         small = crash if NO_MINIMISE else minimise(task, crash)
         verdict2, body2 = describe(task, small)
@@ -510,7 +554,7 @@ def collect_findings(task):
         fname = f"{task.name}-{sig.replace(' ', '-')}-{digest}.fl"
         path = os.path.join(FINDINGS, fname)
         if task.target == "buddy":
-            seen[sig] = buddy_finding(task, t, crash, verdict, body, digest)
+            seen[sig] = dict(buddy_finding(task, t, crash, verdict, body, digest), count=len(times[crash]))
             continue
         reach = classify(task, verdict, body)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -539,7 +583,7 @@ def collect_findings(task):
             if replayed != "ok" and replayed != "error" and task.target != "threads":
                 f.write(f"expect {signature(replayed)}\n")
         seen[sig] = {"verdict": verdict, "replayed": replayed, "file": os.path.relpath(path, ROOT), "time": t,
-                     "count": 1, "replays": replays, "reachable": reach}
+                     "count": len(times[crash]), "replays": replays, "reachable": reach}
     task.findings = list(seen.values())
 
 
@@ -569,7 +613,7 @@ def buddy_finding(task, t, crash, verdict, body, digest):
         f.write(f"# expect ok at {', '.join(ok)}; {'; '.join(bad)}\n")
         f.write(body)
     return {"verdict": verdict, "replayed": own or "ok", "file": os.path.relpath(path, ROOT), "time": t,
-            "count": 1, "replays": replays, "reachable": ["buddy"]}
+            "replays": replays, "reachable": ["buddy"]}
 
 
 def main(argv):
@@ -648,6 +692,9 @@ def main(argv):
     for t in tasks:
         for f in t.findings:
             print(f"  {f['file']}")
+        if t.undescribed:
+            print(f"  {t.name}: {t.undescribed} more failing inputs not described "
+                  f"(describing stops after {DESCRIBE_SECONDS} s)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{k: getattr(t, k) for k in ("name", "engine", "target", "patch", "arch", "door", "execs",

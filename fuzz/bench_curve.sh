@@ -3,9 +3,9 @@
 # How a libFuzzer target's speed holds up as its campaign grows: runs TARGET
 # of DIR for SECONDS on one core from its seed corpus (corpora/<kind>/seeds,
 # if any) into CORPUS (kept: a grown corpus to profile on), with the flags
-# tools/fuzz_campaign.py gives a campaign (and its ASAN_OPTIONS), restarting on the same corpus
-# after a finding (a live slip such as guard_leak's, or a false alarm on
-# correct code, would otherwise end the campaign). Every status line
+# and ASAN_OPTIONS tools/fuzz_campaign.py gives a campaign, restarting on
+# the same corpus after a finding (a live slip such as guard_leak's, or a
+# false alarm on correct code, would otherwise end the campaign). Every status line
 # libFuzzer prints is stamped with the campaign's wall clock; the report is
 # exec/s over minute 1 (the samples between 45 s and 75 s) and over the last
 # window (from the last sample before SECONDS - WINDOW to the end), the

@@ -699,7 +699,7 @@ def main(argv):
         with open(a.json, "w") as f:
             json.dump([{k: getattr(t, k) for k in ("name", "engine", "target", "patch", "arch", "door", "execs",
                                                     "exec_per_s", "cov", "seconds", "findings", "coverage_curve",
-                                                    "stability", "historic", "skipped")}
+                                                    "stability", "historic", "skipped", "undescribed")}
                        for t in tasks], f, indent=1)
     bad = [f for t in tasks for f in t.findings if not f["replays"]]
     return 1 if bad else 0

@@ -329,7 +329,8 @@ class FuzzMinimiseInTheSlice(unittest.TestCase):
     def test_the_minimiser_gets_what_is_left_of_the_slice(self):
         import fuzz_campaign
         from unittest import mock
-        self.assertEqual(fuzz_campaign.minimise_cut(200), fuzz_campaign.MINIMISE_SECONDS + fuzz_campaign.AFTER_MINIMISE)
+        self.assertEqual(fuzz_campaign.minimise_cut(400), fuzz_campaign.DESCRIBE_SECONDS +
+                         fuzz_campaign.MINIMISE_SECONDS + fuzz_campaign.AFTER_MINIMISE)
         self.assertEqual(fuzz_campaign.minimise_cut(20), 10)  # never more than half the slice
         task = fuzz_campaign.Task("program", "v1", "32", "regular", "libfuzzer")
         now = [1000.0]
@@ -348,6 +349,49 @@ class FuzzMinimiseInTheSlice(unittest.TestCase):
             now[0] += 8  # 4 s left: kept as found
             self.assertEqual(fuzz_campaign.minimise(task, "/nonexistent/crash"), "/nonexistent/crash")
         self.assertEqual(limits, [15, fuzz_campaign.MINIMISE_SECONDS, 12 - fuzz_campaign.AFTER_MINIMISE])
+
+
+class FuzzFailingInputs(unittest.TestCase):
+    """A shallow level fails at every restart: a seed that fails is set aside, the same file
+    written again is described once, and describing stops at its budget (the rest counted)."""
+
+    def test_a_failing_seed_is_set_aside(self):
+        import fuzz_campaign
+        with tempfile.TemporaryDirectory() as d:
+            seeds, corpus = os.path.join(d, "seeds"), os.path.join(d, "corpus")
+            os.makedirs(seeds)
+            os.makedirs(corpus)
+            for folder, name, data in ((seeds, "seed01", b"ok"), (seeds, "seed02", b"bad"), (corpus, "abc", b"bad"),
+                                       (corpus, "def", b"bad!"), (d, "crash-1", b"bad")):
+                with open(os.path.join(folder, name), "wb") as f:
+                    f.write(data)
+            fuzz_campaign.drop_input(os.path.join(d, "crash-1"), [corpus, seeds, None])
+            self.assertEqual(sorted(os.listdir(seeds)), ["seed01"])
+            self.assertEqual(sorted(os.listdir(corpus)), ["def"])
+
+    def test_each_file_is_described_once_until_the_budget(self):
+        import fuzz_campaign
+        from unittest import mock
+        now = [1000.0]
+        described = []
+
+        def describe(task, crash):
+            described.append(crash)
+            now[0] += 25
+            return "violation at op 2: I12: free returned 0", "level ret_overwrite\n"
+
+        task = fuzz_campaign.Task("buddy", None, None, None, "libfuzzer", "ret_overwrite")
+        task.crashes = [(1.0, "a"), (2.0, "a"), (3.0, "b"), (4.0, "c"), (5.0, "d"), (6.0, "e")]
+        with mock.patch.object(fuzz_campaign.time, "time", lambda: now[0]), \
+                mock.patch.object(fuzz_campaign, "describe", describe), \
+                mock.patch.object(fuzz_campaign, "minimise", lambda t, crash: crash), \
+                mock.patch.object(fuzz_campaign, "buddy_finding", lambda *a: {"replays": True}):
+            fuzz_campaign.collect_findings(task)
+        # a (written twice; described again once minimised), then b, 50 s in; c, d and e are past 60 s
+        self.assertEqual(described, ["a", "a", "b"])
+        self.assertEqual(len(task.findings), 1)
+        self.assertEqual(task.findings[0]["count"], 3)
+        self.assertEqual(task.undescribed, 3)
 
 
 class FuzzSkippedRuns(unittest.TestCase):

@@ -207,14 +207,15 @@ FROM_SCRATCH = NO_MINIMISE = FIRST_FINDING = False
 USE_CMPLOG = False
 MIN_SLICE = 5.0  # seconds: a shorter run spends most of its time starting (ASan, seeds, AFL++'s calibration)
 MINIMISE_SECONDS = 30  # the most one finding's minimisation may take
-DESCRIBE_SECONDS = 60  # the most a run's describing of its failing inputs may take (past the first)
+DESCRIBE_SECONDS = 60  # the most a run's describing of its failing inputs may take (past the first), within its slice
 AFTER_MINIMISE = 5  # then: describing the smaller input, classifying its doors, replaying its Program
 
 
 def minimise_cut(slice_s):
     """How long before its slice ends a run that has found something stops fuzzing, so that
-    minimising, describing and replaying the finding fit in the slice (at most half of it)."""
-    return 0.0 if NO_MINIMISE else min(MINIMISE_SECONDS + AFTER_MINIMISE, slice_s / 2)
+    describing its failing inputs, minimising and replaying the findings fit in the slice (at
+    most half of it)."""
+    return min(DESCRIBE_SECONDS + (0.0 if NO_MINIMISE else MINIMISE_SECONDS + AFTER_MINIMISE), slice_s / 2)
 
 
 class Clock:
@@ -533,8 +534,9 @@ def collect_findings(task):
     firsts = sorted((ts[0], crash) for crash, ts in times.items())
     # A level whose bug is shallow fails again soon after every restart, with
     # new bytes each time: hundreds of inputs of one finding, half a second
-    # each to describe. Past DESCRIBE_SECONDS the rest are counted, not run.
-    ends = time.time() + DESCRIBE_SECONDS
+    # each to describe. Past DESCRIBE_SECONDS, or the run's slice, the rest
+    # are counted, not run.
+    ends = min(time.time() + DESCRIBE_SECONDS, task.deadline or float("inf"))
     for t, crash in firsts[:1] if FIRST_FINDING else firsts:
         if time.time() > ends and seen:
             task.undescribed += 1
@@ -694,7 +696,7 @@ def main(argv):
             print(f"  {f['file']}")
         if t.undescribed:
             print(f"  {t.name}: {t.undescribed} more failing inputs not described "
-                  f"(describing stops after {DESCRIBE_SECONDS} s)")
+                  f"(describing stops after {DESCRIBE_SECONDS} s, or where the run's slice ends)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{k: getattr(t, k) for k in ("name", "engine", "target", "patch", "arch", "door", "execs",

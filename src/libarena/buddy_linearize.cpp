@@ -163,7 +163,7 @@ Searched search_orders_of(const BuddyProgram &p, const BuddyVerdict &v)
 		search.spans.push_back(b.span);
 	for (size_t id = 0; id < search.spans.size(); id++) {
 		// in half ticks: held after event t, before event t + 1
-		const u64 locked = id < n ? (id < v.locked.size() ? v.locked[id] : 0) : v.between[id - n].locked;
+		const u64 locked = id < n ? v.locked[id] : v.between[id - n].locked;
 		search.rank.push_back(size_t(locked ? 2 * locked + 1 : 2 * std::min<u64>(search.spans[id].second, UINT64_MAX / 4)));
 	}
 	if (!v.real_time)
@@ -343,7 +343,7 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 {
 	// (the runner's note: a lock failed beside an NMI; buddy_runner.cpp)
 	if (!p.concurrent || !v.ok || v.results.size() != p.ops.size() || v.spans.size() != p.ops.size() ||
-	    !v.linearize_note.empty())
+	    v.locked.size() != p.ops.size() || !v.linearize_note.empty())
 		return;
 	// A run where other CPUs ran inside an op before its NMI, or beside a
 	// new chunk, is not checked if no order explains it, and passes if one

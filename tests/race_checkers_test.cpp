@@ -147,6 +147,32 @@ TEST(Lockset, MarkedAccessesAndInitialisationAreNotReported)
 	EXPECT_EQ(init.outcome, Outcome::done) << init.report;
 }
 
+// Eraser on reallocation: a range handed to a new owner (an allocator's
+// object) starts over, whatever was seen there; the rest keeps its history,
+// and so does the range for another class of location.
+TEST(Lockset, AHandedOverRangeIsForgottenAndNothingElse)
+{
+	const SharedClass kOtherClass{"other class", "under test_lock"};
+	auto handed_over_then_written = [&](const void *written, const SharedClass &forgotten) {
+		return two_tasks([&](Scheduler &s, int t) {
+			if (t == 0) {
+				s.spin_lock(&lock_a, kLock, L("test:lock"));
+				s.access(&word, kWord, AccessKind::write, L("test:write"));
+				s.access(&other_word, kWord, AccessKind::write, L("test:write"));
+				s.spin_unlock(&lock_a, kLock, L("test:unlock"));
+				s.forget(&word, &word + 1, forgotten);
+			} else {  // under another lock: a race with any write still remembered
+				s.spin_lock(&lock_b, kLock, L("test:lock"));
+				s.access(written, kWord, AccessKind::write, L("test:write_b"));
+				s.spin_unlock(&lock_b, kLock, L("test:unlock"));
+			}
+		});
+	};
+	EXPECT_EQ(handed_over_then_written(&word, kWord).outcome, Outcome::done);
+	EXPECT_EQ(handed_over_then_written(&other_word, kWord).outcome, Outcome::violation);
+	EXPECT_EQ(handed_over_then_written(&word, kOtherClass).outcome, Outcome::violation);
+}
+
 TEST(Lockset, OffWhenAskedAndIgnoredInsideCheckers)
 {
 	auto slip = [](Scheduler &s, int t) {

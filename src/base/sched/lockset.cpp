@@ -53,9 +53,8 @@ void Lockset::reset()
 {
 	arena::Pause heap;  /* checker state: never in a machine's arena */
 	locs_.clear();
-	by_class_.clear();
+	forgotten_.clear();
 	locksets_.clear();
-	last_class_ = {};
 	last_locks_ = 0;
 	accesses_ = 0;
 }
@@ -63,12 +62,7 @@ void Lockset::reset()
 void Lockset::forget(const void *lo, const void *hi, const SharedClass &cls)
 {
 	arena::Pause heap;  /* checker state: never in a machine's arena */
-	const auto c = by_class_.find(&cls);
-	if (c == by_class_.end())
-		return;
-	std::pmr::set<const void *> &locs = c->second;
-	for (auto it = locs.lower_bound(lo); it != locs.end() && std::less<const void *>()(*it, hi); it = locs.erase(it))
-		locs_.erase(Key{*it, &cls});
+	forgotten_.push_back({lo, hi, &cls});
 }
 
 uint32_t Lockset::intern_locks(std::span<const LockRef> l)
@@ -121,12 +115,17 @@ std::string Lockset::access(const void *loc, const SharedClass &cls, AccessKind 
 		return {};  // never half of a report: nothing to remember
 	const auto [at, fresh] = locs_.try_emplace(Key{loc, &cls});
 	Loc &l = at->second;
-	if (fresh) {
-		if (last_class_.cls != &cls)  // (a map's elements stay where they are)
-			last_class_ = {&cls, &by_class_[&cls]};
-		last_class_.locs->insert(loc);
+	if (fresh)
 		l.hist.reserve(4);
-	}
+	else
+		for (size_t f = l.forgets_seen; f < forgotten_.size(); f++)
+			if (forgotten_[f].cls == &cls && !std::less<const void *>()(loc, forgotten_[f].lo) &&
+			    std::less<const void *>()(loc, forgotten_[f].hi)) {
+				l.owner = -1;  // as if first seen now
+				l.shared = false;
+				l.hist.clear();
+			}
+	l.forgets_seen = uint32_t(forgotten_.size());
 	if (l.owner < 0)
 		l.owner = who.context;
 	if (!l.shared && (who.context != l.owner || cls.born_shared))

@@ -27,7 +27,6 @@
 
 #include <cstdint>
 #include <memory_resource>
-#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -99,6 +98,7 @@ private:
 	struct Loc {
 		int owner = -1;
 		bool shared = false;
+		uint32_t forgets_seen = 0;  // forgotten_ entries applied to it
 		std::pmr::vector<Rec> hist{pool()};  // distinct accesses, in order
 	};
 	struct Key {
@@ -118,15 +118,17 @@ private:
 	std::string report(const void *loc, const SharedClass &, const Rec &now, const Rec &then) const;
 
 	std::pmr::unordered_map<Key, Loc, KeyHash> locs_{pool()};
-	// The same locations by class, in address order: forget() erases a
-	// range, at a cost of what it erases, not of every location seen (an
-	// allocator run hands objects over after every alloc).
-	std::pmr::unordered_map<const SharedClass *, std::pmr::set<const void *>> by_class_{pool()};
+	// The ranges forget() was asked for, in order. A location is forgotten
+	// when next accessed (its entries since it was last seen are applied
+	// then): an allocator run hands objects over after every alloc, and
+	// erasing at once needed the locations by class in address order, a
+	// tree insert per location first seen (a sixth of the checker's time).
+	struct Forgotten {
+		const void *lo, *hi;
+		const SharedClass *cls;
+	};
+	std::pmr::vector<Forgotten> forgotten_{pool()};
 	std::pmr::vector<std::pmr::vector<LockRef>> locksets_{pool()};
-	struct {
-		const SharedClass *cls = nullptr;
-		std::pmr::set<const void *> *locs = nullptr;
-	} last_class_;           // by_class_'s entry of the last location first seen
 	uint32_t last_locks_ = 0;  // the last lockset interned
 	uint64_t accesses_ = 0;
 };

@@ -24,7 +24,7 @@ IncrementalBuddyCheck::IncrementalBuddyCheck(Arena &arena, BuddyCheckMode mode) 
 	arena_.watch(this);
 }
 
-IncrementalBuddyCheck::~IncrementalBuddyCheck() { arena_.watch(nullptr); }
+IncrementalBuddyCheck::~IncrementalBuddyCheck() { arena_.unwatch(this); }
 
 void IncrementalBuddyCheck::written(u64 lo, u64 hi)
 {
@@ -83,6 +83,39 @@ std::string IncrementalBuddyCheck::incremental(buddy_ctx *b, Shadow *shadow)
 	all_dirty_ = false;
 	last_dirty_ = 1;
 	return "";
+}
+
+void CachesReadSet::passed(const buddy_ctx *b, const CachedObjects &cached)
+{
+	caches_ = buddy_cache_of(b, 0);
+	deferred_ = b->buddy + BUDDY_DEFERRED_FREE;
+	objects_ = cached.objects;  // (sorted by address: check_caches' lookups need it so)
+	touched_ = false;
+}
+
+bool CachesReadSet::holds(u64 lo, u64 hi) const
+{
+	const auto it = std::lower_bound(objects_.begin(), objects_.end(), std::pair<u64, u64>(lo, 0));
+	return it != objects_.end() && it->first < hi;
+}
+
+// Each held object's header bytes lie in the order of the objects (a
+// chunk's bitmap and nibbles follow its blocks), so a write to a header
+// is a range of blocks, looked up as the objects' own words are.
+void CachesReadSet::written(u64 lo, u64 hi)
+{
+	if (touched_)
+		return;
+	const u64 c = lo & ~BUDDY_CHUNK_OFFSET_MASK;
+	auto blocks = [&](u64 area, u64 per_byte) {  // the blocks whose header bytes at c + area [lo, hi) writes
+		const u64 from = std::max(lo, c + area), to = std::min(hi, c + area + BUDDY_CHUNK_ITEMS / per_byte);
+		return from < to && holds(c + (from - c - area) * per_byte * BUDDY_MIN_ALLOC_BYTES,
+					  c + (to - c - area) * per_byte * BUDDY_MIN_ALLOC_BYTES);
+	};
+	touched_ = (lo < caches_ + SIZEOF_BUDDY_SERIES - BUDDY_CACHES && caches_ < hi) ||
+		   (lo < deferred_ + 8 && deferred_ < hi) || holds(lo > 7 ? lo - 7 : 0, hi) ||
+		   hi - c > BUDDY_CHUNK_BYTES ||  // (over a chunk's end: pages, a destroy)
+		   blocks(CHUNK_ALLOCATED, 8) || blocks(CHUNK_ORDERS, 2);
 }
 
 }  // namespace fl::libarena

@@ -110,14 +110,21 @@ bool CachedObjects::count(u64 addr) const
 std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObjects *cached,
 			 const bool busy[BUDDY_NR_CPUS])
 {
+	if (!has_caches(b->level)) {
+		cached->objects.clear();
+		return "";
+	}
+	return check_caches(b, read_caches(b), live, cached, busy);
+}
+
+std::string check_caches(buddy_ctx *b, const CachesBytes &caches, const std::map<u64, u64> &live,
+			 CachedObjects *cached, const bool busy[BUDDY_NR_CPUS])
+{
 	Arena &a = *b->arena;
 	cached->objects.clear();
-	if (!has_caches(b->level))
-		return "";
 	// This runs at every scheduling point: the caches are read in one
 	// go (a missing page reads as zeros, as load32's), and a message is
 	// written only for a violation.
-	const ArenaBytes<SIZEOF_BUDDY_SERIES - BUDDY_CACHES> caches(a, buddy_cache_of(b, 0));
 	// Where an object is held: CPU * 8 + order (a LIFO), 32 + order (a
 	// transfer cache), 40 (the deferred list).
 	constexpr u64 kXfer = BUDDY_NR_CPUS * BUDDY_CACHE_ORDERS, kDeferred = kXfer + BUDDY_CACHE_ORDERS;

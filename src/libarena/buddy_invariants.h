@@ -66,6 +66,14 @@ std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_
 // scheduling decision read the runner's live objects without copying them.
 std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObjects *cached,
 			 const bool busy[BUDDY_NR_CPUS]);
+// The caches' region (the per-CPU caches, then the transfer caches), read in
+// one go: a point check reads it once for check_caches and the runner's
+// poisoning of transfer slots past their count.
+using CachesBytes = ArenaBytes<SIZEOF_BUDDY_SERIES - BUDDY_CACHES>;
+inline CachesBytes read_caches(buddy_ctx *b) { return CachesBytes(*b->arena, buddy_cache_of(b, 0)); }
+// The same on that copy (read at this point, of a level with caches).
+std::string check_caches(buddy_ctx *b, const CachesBytes &caches, const std::map<u64, u64> &live,
+			 CachedObjects *cached, const bool busy[BUDDY_NR_CPUS]);
 
 // The first invariant that does not hold ("I5: ..."), or "" when all do.
 // `deep` adds the O(chunk) checks (tiling, every bit and nibble) of every

@@ -200,11 +200,11 @@ private:
 	std::string point_check();
 	// The state the last point check passed (point_check).
 	struct Passed {
-		u64 writes = ~u64(0), live = 0;
+		u64 live = 0;
 		bool busy[BUDDY_NR_CPUS] = {};
 	} passed_;
 	u64 live_changes_ = 0;  // shadow_.live changed (point_check)
-	void poison_past_count();
+	void poison_past_count(const CachesBytes &caches);  // (as the point check read them)
 	// The arena writes that are the allocator's and the user's, not the
 	// harness's own (the poison point_check writes): what an op did that
 	// another context could see (BuddyVerdict::Placed::ahead).
@@ -248,6 +248,7 @@ private:
 	Arena &arena_;
 	bool started_;  // the arena is as start() leaves it: no buddy_init here
 	IncrementalBuddyCheck checker_{arena_};  // check_buddy after every op, on what the op changed
+	CachesReadSet caches_read_{arena_};      // what the last passed point check read (point_check)
 	buddy_faults faults_;
 	buddy_ctx b_{&arena_, 0, &faults_};
 	buddy_ctx cpu_[BUDDY_NR_CPUS];
@@ -546,27 +547,43 @@ bool Runner::check(size_t i)
 
 // At every named point and scheduling decision: the caches' bounds and
 // guards (I8, I10), the cheap part of I1 (no cached object is a caller's).
-// A function of the arena's bytes, the live objects and which CPUs are
-// inside an op: a state that passed passes again, so a point with none of
-// them changed since the last pass (the scheduler's decision right after
-// the named point it follows, a point after loads only) is not checked
+// A function of the arena bytes it reads (CachesReadSet), the live objects
+// and which CPUs are inside an op: a state that passed passes again, so a
+// point with none of them changed since the last pass (the scheduler's
+// decision right after the named point it follows, a point after loads
+// only, or after the allocator's work on its free lists) is not checked
 // again (BuddyRunner.PointChecksSkipNoStateTheyHaveNotPassed).
+// FL_BUDDY_CHECKS=compare checks those points too, and a skip that would
+// have missed a violation or a change in the cached objects is a
+// "checker:" violation.
 std::string Runner::point_check()
 {
 	if (!g_checkers.point_checks)
 		return "";
-	const bool passed = g_point_reuse && passed_.writes == arena_.writes() && passed_.live == live_changes_ &&
+	const bool passed = g_point_reuse && caches_read_.unchanged() && passed_.live == live_changes_ &&
 			    std::equal(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
 	if (passed && buddy_check_mode() != BuddyCheckMode::compare)
 		return "";
 	sched::IgnoreAccesses checker;
-	std::string bad = check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	std::optional<CachedObjects> before;
+	if (passed)
+		before = point_cached_;
+	std::optional<CachesBytes> caches;
+	if (has_caches(p_.level))
+		caches.emplace(read_caches(&b_));
+	std::string bad = caches ? check_caches(&b_, *caches, shadow_.live, &point_cached_, busy_)
+				 : check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	if (passed && !bad.empty())
+		return "checker: the point check skipped a state it had passed, which now says '" + bad + "'";
+	if (passed && before->objects != point_cached_.objects)
+		return "checker: the point check skipped a state it had passed, whose caches now hold other objects";
 	if (!bad.empty())
-		return passed ? "checker: the point check skipped a state it had passed, which now says '" + bad + "'" : bad;
+		return bad;
 	const u64 writes = arena_.writes();
-	poison_past_count();  // (its own writes are part of the state that passed)
+	if (caches)
+		poison_past_count(*caches);  // (its own writes are part of the state that passed)
 	harness_writes_ += arena_.writes() - writes;
-	passed_.writes = arena_.writes();
+	caches_read_.passed(&b_, point_cached_);
 	passed_.live = live_changes_;
 	std::copy(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
 	return bad;
@@ -578,13 +595,9 @@ std::string Runner::point_check()
 // out the poison, which I8 names wherever it lands, instead of a stale copy
 // that looks like an object. A locked one is mid-update (its owner may be
 // between writing the slots and the count).
-void Runner::poison_past_count()
+void Runner::poison_past_count(const CachesBytes &xfers)
 {
-	if (!has_caches(p_.level))
-		return;
-	// Read in one go, and written only where a slot is not poison yet
-	// (this runs at every point).
-	const ArenaBytes<BUDDY_CACHE_ORDERS * SIZEOF_BUDDY_XFER> xfers(arena_, buddy_xfer_of(&b_, 0));
+	// Written only where a slot is not poison yet (this runs at every point).
 	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
 		const u64 xfer = buddy_xfer_of(&b_, o);
 		if (xfers.get<u32>(xfer + XFER_LOCK))
@@ -1870,6 +1883,23 @@ struct BuddyCandidates::Impl {
 	};
 	std::vector<Saved> saved;  // [0, live) along the last order; past it, buffers kept for reuse
 	size_t live = 0;
+	// The buffers outlive the check: a few hundred KiB each, allocated
+	// afresh for every check they were most of its page faults.
+	static std::vector<Saved> &spare()
+	{
+		thread_local std::vector<Saved> buffers;
+		return buffers;
+	}
+	Impl(const BuddyProgram &q, const BuddyPins &pins) : q(q), pins(pins)
+	{
+		arena::Pause heap;
+		saved.swap(spare());
+	}
+	~Impl()
+	{
+		arena::Pause heap;
+		saved.swap(spare());
+	}
 
 	// A state saved before op i is on this order's path if the order shares
 	// its elements and the next one is op i, not one more handler after op
@@ -1936,7 +1966,7 @@ struct BuddyCandidates::Impl {
 	}
 };
 
-BuddyCandidates::BuddyCandidates(const BuddyProgram &q, const BuddyPins &pins) : impl_(new Impl{q, pins}) {}
+BuddyCandidates::BuddyCandidates(const BuddyProgram &q, const BuddyPins &pins) : impl_(new Impl(q, pins)) {}
 BuddyCandidates::~BuddyCandidates() { delete impl_; }
 
 BuddyVerdict BuddyCandidates::run(size_t same)

@@ -9,8 +9,11 @@
 // (the JIT's exception table; UNCONFIRMED).
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <iterator>
 #include <memory>
 
 #ifdef FL_BUDDY_NATIVE
@@ -71,7 +74,15 @@ public:
 	protected:
 		~WriteWatch() = default;
 	};
-	void watch(WriteWatch *w) { watch_ = w; }
+	// Up to two at once (the checks after every op and at every point).
+	void watch(WriteWatch *w)
+	{
+		WriteWatch **slot = std::find(std::begin(watch_), std::end(watch_), nullptr);
+		if (slot == std::end(watch_))
+			std::abort();  /* a third: a harness bug */
+		*slot = w;
+	}
+	void unwatch(WriteWatch *w) { std::replace(std::begin(watch_), std::end(watch_), w, (WriteWatch *)nullptr); }
 	// Not libarena: told of every successful alloc_pages (the buddy runner
 	// notes which CPU grew the arena by a chunk).
 	void on_alloc_pages(void (*f)(void *arg, u32 cnt), void *arg)
@@ -82,8 +93,9 @@ public:
 	void written(u64 lo, u64 hi)
 	{
 		writes_++;
-		if (watch_)
-			watch_->written(lo, hi);
+		for (WriteWatch *w : watch_)
+			if (w)
+				w->written(lo, hi);
 	}
 	// How many times written() was called: the same count twice, no byte
 	// of the arena changed in between (the checks at every point skip a
@@ -93,7 +105,7 @@ public:
 private:
 	std::unique_ptr<Machine> m_;
 	u64 base_ = 0;
-	WriteWatch *watch_ = nullptr;
+	WriteWatch *watch_[2] = {};
 	u64 writes_ = 0;
 	void (*alloc_seen_)(void *, u32) = nullptr;
 	void *alloc_seen_arg_ = nullptr;

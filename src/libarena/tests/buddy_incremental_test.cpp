@@ -4,7 +4,8 @@
 // finds what the whole check finds: a corruption planted in a chunk the op
 // touched, a shadow that changed with no write, a user store reported by
 // whoever made it; on random op sequences with planted corruptions its
-// verdict is the whole check's after every op.
+// verdict is the whole check's after every op. The point checks' read set
+// (CachesReadSet) sees a write to what check_caches read, and no other.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -345,6 +346,38 @@ TEST(IncrementalCheck, ChunkCheckAgreesWithItsMapBasedReference)
 	for (const std::string &k : kinds)
 		std::printf("'%s' ", k.c_str());
 	std::printf("(%zu chunk checks)\n", compared);
+}
+
+// What check_caches read: the caches' region, the deferred list's head, a
+// held object's word and its two header bytes (shared with its neighbours
+// in the bitmap byte and the nibble pair). Another block's header bytes,
+// the held object's payload past its word, the buddy lock: not read.
+TEST(CachesReadSet, SeesAWriteToWhatThePointCheckReadAndNoOther)
+{
+	Watched w;
+	CachesReadSet read{w.arena};
+	const u64 c = Watched::chunk_of(w.alloc(16));
+	const u64 held = c + 16 * 100, other = c + 16 * 200;
+	CachedObjects cached;
+	cached.objects = {{held, 0}};
+	auto rewrite8 = [&](u64 a) { w.arena.store8(a, w.arena.load8(a)); };
+	auto unchanged_after = [&](u64 a) {
+		read.passed(&w.b, cached);
+		rewrite8(a);
+		return read.unchanged();
+	};
+	read.passed(&w.b, cached);
+	EXPECT_TRUE(read.unchanged());
+	for (u64 a : {c + CHUNK_ALLOCATED + 100 / 8, c + CHUNK_ORDERS + 100 / 2, held, held + 7,
+		      buddy_cache_of(&w.b, 0), buddy_cache_of(&w.b, BUDDY_NR_CPUS - 1) + 8, buddy_xfer_of(&w.b, BUDDY_CACHE_ORDERS - 1),
+		      w.b.buddy + BUDDY_DEFERRED_FREE + 7})
+		EXPECT_FALSE(unchanged_after(a)) << std::hex << a - c;
+	for (u64 a : {c + CHUNK_ALLOCATED + 200 / 8, c + CHUNK_ORDERS + 200 / 2, other, held + 8, w.b.buddy + BUDDY_LOCK})
+		EXPECT_TRUE(unchanged_after(a)) << std::hex << a - c;
+	// a write over a chunk's end (pages given back): whatever it covers
+	read.passed(&w.b, cached);
+	w.arena.written(c + BUDDY_CHUNK_BYTES - 8, c + BUDDY_CHUNK_BYTES + 8);
+	EXPECT_FALSE(read.unchanged());
 }
 
 }  // namespace

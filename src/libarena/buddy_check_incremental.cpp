@@ -90,6 +90,10 @@ void CachesReadSet::passed(const buddy_ctx *b, const CachedObjects &cached)
 	caches_ = buddy_cache_of(b, 0);
 	deferred_ = b->buddy + BUDDY_DEFERRED_FREE;
 	objects_ = cached.objects;  // (sorted by address: check_caches' lookups need it so)
+	chunks_.clear();
+	for (const auto &[obj, order] : objects_)
+		if (chunks_.empty() || chunks_.back() != (obj & ~BUDDY_CHUNK_OFFSET_MASK))
+			chunks_.push_back(obj & ~BUDDY_CHUNK_OFFSET_MASK);
 	touched_ = false;
 }
 
@@ -113,9 +117,10 @@ void CachesReadSet::written(u64 lo, u64 hi)
 					  c + (to - c - area) * per_byte * BUDDY_MIN_ALLOC_BYTES);
 	};
 	touched_ = (lo < caches_ + SIZEOF_BUDDY_SERIES - BUDDY_CACHES && caches_ < hi) ||
-		   (lo < deferred_ + 8 && deferred_ < hi) || holds(lo > 7 ? lo - 7 : 0, hi) ||
+		   (lo < deferred_ + 8 && deferred_ < hi) ||
 		   hi - c > BUDDY_CHUNK_BYTES ||  // (over a chunk's end: pages, a destroy)
-		   blocks(CHUNK_ALLOCATED, 8) || blocks(CHUNK_ORDERS, 2);
+		   (std::find(chunks_.begin(), chunks_.end(), c) != chunks_.end() &&
+		    (holds(lo > 7 ? lo - 7 : 0, hi) || blocks(CHUNK_ALLOCATED, 8) || blocks(CHUNK_ORDERS, 2)));
 }
 
 }  // namespace fl::libarena

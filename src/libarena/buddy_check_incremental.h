@@ -84,6 +84,7 @@ private:
 	Arena &arena_;
 	u64 caches_ = 0, deferred_ = 0;  // the caches' region and the deferred list's head
 	std::vector<std::pair<u64, u64>> objects_;  // what check_caches found held, by address
+	std::vector<u64> chunks_;                   // the chunks they are in (a write elsewhere misses them all)
 	bool touched_ = true;
 };
 

@@ -323,10 +323,17 @@ std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held)
 {
 	Arena &a = *b->arena;
 	ChunkMeta m(a, c);
+	// The block lists are the thread's, kept between checks (on the heap:
+	// buddy_workspace.h); grown afresh for every chunk checked they were a
+	// fifth of the check.
+	arena::Pause heap;
+	thread_local Blocks free_blocks, all, allocated;
+	free_blocks.clear();
+	all.clear();
+	allocated.clear();
 	// I6 and I3: walk every free list
 	FreeSlots &seen = FreeSlots::scratch();
 	seen.next();
-	Blocks free_blocks;
 	for (u64 o = 0; o < BUDDY_CHUNK_NUM_ORDERS; o++) {
 		u64 prev = BUDDY_CHUNK_ITEMS;
 		u64 steps = 0;
@@ -355,12 +362,11 @@ std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held)
 	}
 	std::sort(free_blocks.begin(), free_blocks.end());
 	// I2 and I4: metadata + live + free tile [0, 65536); bits only at allocated starts
-	Blocks all(metadata_blocks().begin(), metadata_blocks().end());
+	all.assign(metadata_blocks().begin(), metadata_blocks().end());
 	for (auto [addr, order] : held)
 		all.emplace_back((addr - c) / 16, order);
 	// by index; of two at one index the later stands (a held object over a metadata block)
 	std::stable_sort(all.begin(), all.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
-	Blocks allocated;
 	for (size_t k = 0; k < all.size(); k++)
 		if (k + 1 == all.size() || all[k + 1].first != all[k].first)
 			allocated.push_back(all[k]);

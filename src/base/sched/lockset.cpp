@@ -135,7 +135,10 @@ std::string Lockset::access(const void *loc, const SharedClass &cls, AccessKind 
 	if (!l.shared && who.locks.empty())
 		return {};
 	Rec now{who.context, who.task, kind, who.nmi, intern_locks(who.locks), who.site, who.after};
-	std::string race;
+	// An access seen before was compared with every other then, or they
+	// with it as they came: nothing new to compare.
+	if (std::find(l.hist.begin(), l.hist.end(), now) != l.hist.end())
+		return {};
 	for (const Rec &then : l.hist) {
 		if (then.context == now.context)
 			continue;
@@ -143,12 +146,10 @@ std::string Lockset::access(const void *loc, const SharedClass &cls, AccessKind 
 			continue;
 		if (protected_pair(now.locks, then.locks))
 			continue;
-		race = report(loc, cls, now, then);
-		break;
+		return report(loc, cls, now, then);
 	}
-	if (std::find(l.hist.begin(), l.hist.end(), now) == l.hist.end())
-		l.hist.push_back(now);
-	return race;
+	l.hist.push_back(now);
+	return {};
 }
 
 }  // namespace fl::sched

@@ -98,8 +98,8 @@ public:
 				w->written(lo, hi);
 	}
 	// How many times written() was called: the same count twice, no byte
-	// of the arena changed in between (the checks at every point skip a
-	// state they passed).
+	// of the arena changed in between (the runner tells the harness's own
+	// writes from the allocator's by it).
 	u64 writes() const { return writes_; }
 
 private:

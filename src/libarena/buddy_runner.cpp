@@ -558,7 +558,7 @@ bool Runner::check(size_t i)
 // "checker:" violation.
 std::string Runner::point_check()
 {
-	if (!g_checkers.point_checks)
+	if (!g_checkers.point_checks || !has_caches(p_.level))  // (what it checks is the caches)
 		return "";
 	const bool passed = g_point_reuse && caches_read_.unchanged() && passed_.live == live_changes_ &&
 			    std::equal(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
@@ -568,11 +568,8 @@ std::string Runner::point_check()
 	std::optional<CachedObjects> before;
 	if (passed)
 		before = point_cached_;
-	std::optional<CachesBytes> caches;
-	if (has_caches(p_.level))
-		caches.emplace(read_caches(&b_));
-	std::string bad = caches ? check_caches(&b_, *caches, shadow_.live, &point_cached_, busy_)
-				 : check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	const CachesBytes caches = read_caches(&b_);
+	std::string bad = check_caches(&b_, caches, shadow_.live, &point_cached_, busy_);
 	if (passed && !bad.empty())
 		return "checker: the point check skipped a state it had passed, which now says '" + bad + "'";
 	if (passed && before->objects != point_cached_.objects)
@@ -580,13 +577,12 @@ std::string Runner::point_check()
 	if (!bad.empty())
 		return bad;
 	const u64 writes = arena_.writes();
-	if (caches)
-		poison_past_count(*caches);  // (its own writes are part of the state that passed)
+	poison_past_count(caches);  // (its own writes are part of the state that passed)
 	harness_writes_ += arena_.writes() - writes;
 	caches_read_.passed(&b_, point_cached_);
 	passed_.live = live_changes_;
 	std::copy(busy_, busy_ + BUDDY_NR_CPUS, passed_.busy);
-	return bad;
+	return "";
 }
 
 // The slots of an unlocked transfer cache past its count hold stale copies
@@ -595,15 +591,15 @@ std::string Runner::point_check()
 // out the poison, which I8 names wherever it lands, instead of a stale copy
 // that looks like an object. A locked one is mid-update (its owner may be
 // between writing the slots and the count).
-void Runner::poison_past_count(const CachesBytes &xfers)
+void Runner::poison_past_count(const CachesBytes &caches)
 {
 	// Written only where a slot is not poison yet (this runs at every point).
 	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
 		const u64 xfer = buddy_xfer_of(&b_, o);
-		if (xfers.get<u32>(xfer + XFER_LOCK))
+		if (caches.get<u32>(xfer + XFER_LOCK))
 			continue;
-		for (u64 i = std::min<u64>(xfers.get<u32>(xfer + XFER_COUNT), BUDDY_XFER_CAP); i < BUDDY_XFER_CAP; i++)
-			if (xfers.get<u64>(xfer + XFER_OBJS + 8 * i) != kXferPoison)
+		for (u64 i = std::min<u64>(caches.get<u32>(xfer + XFER_COUNT), BUDDY_XFER_CAP); i < BUDDY_XFER_CAP; i++)
+			if (caches.get<u64>(xfer + XFER_OBJS + 8 * i) != kXferPoison)
 				arena_.store64(xfer + XFER_OBJS + 8 * i, kXferPoison);
 	}
 }

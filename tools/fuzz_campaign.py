@@ -40,7 +40,7 @@ TARGETS, ENGINES = ["program", "bounds", "threads", "buddy"], ["libfuzzer", "afl
 # threads: the program target's interleaving form (concurrent ops and a
 # schedule from one byte string), on the fixed kernel or a historical level.
 HISTORICS = ["none", "toctou_2021", "freeze_mutex_2025", "finish_fault_put"]
-MAX_LEN = {"program": 256, "bounds": 64, "threads": 256, "buddy": 256}
+MAX_LEN = {"program": 256, "bounds": 64, "threads": 256, "buddy": 128}  # fuzz/*.options
 # libFuzzer 14 (bookworm's clang) keeps the entropic schedule's rare features
 # in a vector that it scans for every feature of every run. With a mature
 # corpus (a campaign restarted after a finding, or resumed) the scan took 60 %

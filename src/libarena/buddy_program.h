@@ -98,7 +98,14 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t size, buddy_level level
 extern const char *const kBuddyNmiPoints[];
 extern const size_t kBuddyNmiPointCount;
 
-inline constexpr size_t kMaxBuddyOps = 48;
+// The binary form's ops (the rest of the bytes, but a concurrent input's
+// schedule at its end, decode to nothing). An input's cost is linear in its
+// ops (about 65 us each for a concurrent one under ASan), so a campaign's
+// inputs, which grow to max_len, slowed it from ~1,000 exec/s to ~300 at
+// 48 (#37); and a fuzz finding of the planted refill_past_count slip sits
+// at op 8-20 (12 runs). syzkaller aims at 20-30 calls a program
+// (prog.RecommendedCalls). src/libarena/README.md has the measurements.
+inline constexpr size_t kMaxBuddyOps = 24;
 inline constexpr size_t kMaxNmiNesting = 4;  // nmi blocks inside nmi blocks (the parser's limit)
 
 // One op's text (a block on several lines), without a trailing newline.

@@ -24,14 +24,14 @@ namespace fl::libarena {
 // when no order reproduces it; v.linearize_note when there were too many orders.
 void check_buddy_linearizable(const BuddyProgram &, BuddyVerdict &v);
 
-// The check's shortcuts, on unless a test turns them off: the order the
-// elements began in is replayed before the search, and a candidate's run
-// stops at its first settled difference. Off, the check is the plain
-// search; the verdicts are the same either way
+// The check's shortcuts, on unless a test turns them off: the orders the
+// elements began and ended in are replayed before the search, and a
+// candidate's run stops at its first settled difference. Off, the check is
+// the plain search; the verdicts are the same either way
 // (BuddyLinearize.ShortcutsGiveTheVerdictsOfThePlainSearch), but for a run
-// whose search gave up after its cap of orders that the order the
-// elements began in explains: linearizable, where the plain search says
-// "not checked".
+// whose search gave up after its cap of orders that one of those two
+// orders explains: linearizable, where the plain search says "not
+// checked".
 void set_buddy_linearize_shortcuts(bool on);
 
 }  // namespace fl::libarena

@@ -336,6 +336,29 @@ TEST(BuddyLinearize, NotCheckedCorpusIsQuietAndSaysWhy)
 	EXPECT_EQ(files, why.size());
 }
 
+// Where an op first held the buddy lock (BuddyVerdict::locked, where the
+// search's first order puts it) lies inside its span: the end-of-run drain
+// on CPU 0 once set it for CPU 0's last op, long after that op ended.
+TEST(BuddyLinearize, AnOpHeldTheLockInsideItsSpan)
+{
+	size_t locked = 0;
+	for (uint64_t seed = 1; seed <= 60; seed++) {
+		SeededChoices choices(seed);
+		const BuddyCase c = generate_buddy_case(choices, buddy_level::series);
+		sched::ByteSchedule s(c.picks, c.events);
+		const BuddyVerdict v = run_buddy_program(c.program, s);
+		ASSERT_EQ(v.locked.size(), v.spans.size());
+		for (size_t i = 0; i < v.locked.size(); i++) {
+			if (!v.locked[i])
+				continue;
+			locked++;
+			EXPECT_LE(v.spans[i].first, v.locked[i]) << "seed " << seed << " op " << i + 1;
+			EXPECT_LE(v.locked[i], v.spans[i].second) << "seed " << seed << " op " << i + 1;
+		}
+	}
+	EXPECT_GE(locked, 60u);
+}
+
 // A run whose NMI handlers ran between their CPU's ops while another CPU's
 // handler ran late inside an op, which the plain search gave up on after
 // its cap of orders, is decided by the order the elements ended in (each

@@ -26,11 +26,12 @@ done
 [ $# -ge 4 ] || { echo "usage: $0 [-o FILE] [-w WINDOW] SECONDS DIR TARGET CORPUS [CPU]" >&2; exit 2; }
 secs=$1 dir=$2 t=$3 corpus=$4 cpu=${5:-0}
 [ -x "$dir/$t" ] || { echo "$0: no fuzz target $dir/$t (fuzz/build.sh builds it)" >&2; exit 2; }
+[ -f "$dir/$t.options" ] || { echo "$0: no $dir/$t.options (fuzz/build.sh writes it beside the target)" >&2; exit 2; }
 SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=0:detect_leaks=0}  # tools/fuzz_campaign.py's
-kind=${t%%-*} seeds_kind=${t%%-*}
-[[ $t == program-*-threads ]] && seeds_kind=threads  # fuzz_campaign.py's name for it (the program dictionary)
-max_len=$(sed -n 's/^max_len = //p' "$SRC_DIR/fuzz/$kind.options")  # as a campaign has it
+seeds_kind=${t%%-*}
+[[ $t == program-*-threads ]] && seeds_kind=threads  # fuzz_campaign.py's name for it
+max_len=$(sed -n 's/^max_len = //p' "$dir/$t.options")  # the binary's own, as a campaign has it
 seeds=()
 [ -d "$SRC_DIR/corpora/$seeds_kind/seeds" ] && seeds=("$SRC_DIR/corpora/$seeds_kind/seeds")
 work=$(mktemp -d)
@@ -50,7 +51,7 @@ while :; do
 		stat::number_of_executed_units:*) last=${line##* } ;;
 		*"Test unit written"*) findings=$((findings + 1)) ;;
 		esac
-	done < <(taskset -c "$cpu" "$dir/$t" -dict="$SRC_DIR/fuzz/$kind.dict" -max_len="$max_len" -timeout=10 \
+	done < <(taskset -c "$cpu" "$dir/$t" -dict="$dir/$t.dict" -max_len="$max_len" -timeout=10 \
 		-entropic_feature_frequency_threshold=16 -max_total_time="$left" -print_final_stats=1 \
 		-artifact_prefix="$corpus.findings/" "$corpus" "${seeds[@]}" 2>&1 || true)
 	[ "$last" -gt 0 ] || { echo "$0: $t ran no input (see: $dir/$t -runs=1 $corpus)" >&2; exit 1; }

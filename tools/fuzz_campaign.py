@@ -40,7 +40,6 @@ TARGETS, ENGINES = ["program", "bounds", "threads", "buddy"], ["libfuzzer", "afl
 # threads: the program target's interleaving form (concurrent ops and a
 # schedule from one byte string), on the fixed kernel or a historical level.
 HISTORICS = ["none", "toctou_2021", "freeze_mutex_2025", "finish_fault_put"]
-MAX_LEN = {"program": 256, "bounds": 64, "threads": 256, "buddy": 128}  # fuzz/*.options
 # libFuzzer 14 (bookworm's clang) keeps the entropic schedule's rare features
 # in a vector that it scans for every feature of every run. With a mature
 # corpus (a campaign restarted after a finding, or resumed) the scan took 60 %
@@ -67,6 +66,19 @@ def say(msg):
 def die(msg):
     print(f"faultline fuzz: {msg}", file=sys.stderr)
     sys.exit(2)
+
+
+def read_max_len(binary):
+    """The longest input, from the options file fuzz/build.sh writes beside the binary."""
+    try:
+        with open(binary + ".options") as f:
+            for line in f:
+                key, _, value = line.partition("=")
+                if key.strip() == "max_len":
+                    return int(value)
+    except OSError as e:
+        die(f"{e.filename}: {e.strerror} (fuzz/build.sh writes it beside the target)")
+    die(f"no max_len in {binary}.options")
 
 
 class Task:
@@ -100,6 +112,7 @@ class Task:
 
     def binary(self, flavour=None):
         return os.path.join(BUILD, flavour or self.engine, self.name)
+
 
 
 def parse_args(argv):
@@ -275,7 +288,7 @@ def run_libfuzzer(task, seconds, start_all):
         if left < 1:
             break
         cmd = [task.binary(), f"-max_total_time={left}", "-print_final_stats=1", f"-artifact_prefix={arts}",
-               f"-dict={task.binary()}.dict", f"-max_len={MAX_LEN[task.target]}", "-timeout=10"] + LIBFUZZER_FLAGS + [corpus]
+               f"-dict={task.binary()}.dict", f"-max_len={task.max_len}", "-timeout=10"] + LIBFUZZER_FLAGS + [corpus]
         if seeds:
             cmd.append(seeds)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -354,7 +367,7 @@ def run_afl(task, seconds, start_all):
                ASAN_OPTIONS="abort_on_error=1:symbolize=0:malloc_context_size=0:detect_leaks=0")
     cmplog = ["-c", task.binary("afl-cmplog")] if USE_CMPLOG and os.access(task.binary("afl-cmplog"), os.X_OK) else []
     cmd = ["afl-fuzz", "-i", seeds, "-o", out, "-V", str(int(seconds)), "-x", task.binary() + ".dict"] + cmplog + \
-          ["-t", "10000", "-G", str(MAX_LEN[task.target]), "--", task.binary()]
+          ["-t", "10000", "-G", str(task.max_len), "--", task.binary()]
     t0 = time.time()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stats = os.path.join(out, "default", "fuzzer_stats")
@@ -650,6 +663,8 @@ def main(argv):
         build(a.engines, tasks, a.cmplog, only_cmplog=a.cmplog and a.build_only)
     if a.build_only:
         return 0
+    for t in tasks:
+        t.max_len = read_max_len(t.binary())
     first = CLOCK.slice(start=False)
     say(f"[fuzz] {len(tasks)} runs, about {first:.0f} s each, {a.jobs} at a time (budget {a.time} s, "
         f"{a.time - CLOCK.left():.0f} s of it spent checking the build)")

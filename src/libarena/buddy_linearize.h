@@ -25,13 +25,13 @@ namespace fl::libarena {
 void check_buddy_linearizable(const BuddyProgram &, BuddyVerdict &v);
 
 // The check's shortcuts, on unless a test turns them off: the orders the
-// elements began and ended in are replayed before the search, and a
+// elements began and ended in are replayed before the search, a run out of
+// real-time order (BuddyVerdict::real_time) is searched in it first, and a
 // candidate's run stops at its first settled difference. Off, the check is
 // the plain search; the verdicts are the same either way
 // (BuddyLinearize.ShortcutsGiveTheVerdictsOfThePlainSearch), but for a run
-// whose search gave up after its cap of orders that one of those two
-// orders explains: linearizable, where the plain search says "not
-// checked".
+// whose search gave up after its cap of orders that one of those orders
+// explains: linearizable, where the plain search says "not checked".
 void set_buddy_linearize_shortcuts(bool on);
 
 }  // namespace fl::libarena

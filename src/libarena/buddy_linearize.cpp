@@ -416,6 +416,10 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 			v.linearize_note = "linearizability not checked: a placed NMI's point was not reached in some orders";
 			return;
 		}
+		if (v.others_after_nmi) {
+			v.linearize_note = "linearizability not checked: other CPUs ran inside an op after its NMI";
+			return;
+		}
 		break;
 	}
 	v.ok = false;

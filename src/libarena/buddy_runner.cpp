@@ -269,6 +269,8 @@ private:
 	bool busy_[BUDDY_NR_CPUS] = {};
 	u64 clock_ = 0;  // BuddyVerdict::spans
 	uint64_t op_switches_[BUDDY_NR_CPUS] = {};  // the scheduler's switches when each CPU's op began
+	// Per CPU: the scheduler's switches when the last handler inside its op left
+	std::optional<uint64_t> nmi_left_[BUDDY_NR_CPUS];
 	u64 op_writes_[BUDDY_NR_CPUS] = {};          // own_writes() when each CPU's op began
 	// Per CPU: the BuddyVerdict::between entry its handler runs as now (-1:
 	// none), and the op that armed it (whose results go there meanwhile).
@@ -1118,6 +1120,9 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 	// (BuddyVerdict::others_before_nmi) after other CPUs ran in that op
 	if (sched_ && was_busy && inside_op && switches != op_switches_[c])
 		v_.others_before_nmi = true;
+	// (BuddyVerdict::others_after_nmi) the op's rest comes after this
+	if (sched_ && was_busy && inside_op)
+		nmi_left_[c] = sched_->switches_so_far();
 	// (BuddyVerdict::real_time) while other CPUs' ops began or ended
 	if (clock_ != clock_at_entry && inside_op)
 		v_.real_time = false;
@@ -1471,6 +1476,7 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	op_fails_[c] = fails_on(c);
 	nmi_ran_[c] = false;
 	op_switches_[c] = sched_ ? sched_->switches_so_far() : 0;
+	nmi_left_[c].reset();
 	op_writes_[c] = own_writes();
 	steps_++;
 	grew_[c] = false;
@@ -1478,6 +1484,8 @@ bool Runner::op_and_checks(size_t i, const BuddyOp &op)
 	bool ok = step(i, op) && returns_unlocked(i, c, "", "to user space");
 	busy_[c] = false;
 	ended(i);
+	if (nmi_left_[c] && sched_->switches_so_far() != *nmi_left_[c])
+		v_.others_after_nmi = true;
 	if (grew_[c] && i < v_.spans.size())
 		grown_.push_back({v_.spans[i], c});
 	if (ok && pending)

@@ -98,6 +98,15 @@ struct BuddyVerdict {
 	// then refilled from it and allocated the object the handler freed).
 	// The run is not checked (check_buddy_linearizable).
 	bool others_before_nmi = false;
+	// The mirror: other CPUs ran inside an op after a handler at a point in
+	// it, before the op's end. The handler saw the state before them and the
+	// op's rest the state after them; a candidate runs both as one step, so
+	// no order may give both (a 30-minute buddy-series campaign on correct
+	// code, 2026-12-07, 54 reports: CPU 3's NMI alloc of a whole chunk found
+	// none between an NMI's alloc inside CPU 2's free and that free's end,
+	// where every order of whole steps gives it one). Such a run is not
+	// checked if no order explains it (check_buddy_linearizable).
+	bool others_after_nmi = false;
 	// Another CPU's op or handler ran while an op or handler got a new chunk:
 	// libarena gets a chunk outside its lock, so that CPU may have seen the
 	// arena with the chunk's pages taken and the chunk not yet linked, a state

@@ -74,11 +74,11 @@ def read_max_len(binary):
         with open(binary + ".options") as f:
             for line in f:
                 key, _, value = line.partition("=")
-                if key.strip() == "max_len":
+                if key.strip() == "max_len" and value.strip().isdigit():
                     return int(value)
     except OSError as e:
         die(f"{e.filename}: {e.strerror} (fuzz/build.sh writes it beside the target)")
-    die(f"no max_len in {binary}.options")
+    die(f"no max_len = N in {binary}.options")
 
 
 class Task:
@@ -101,6 +101,7 @@ class Task:
             self.config = f"{patch}/arch{arch}"
         self.workdir = os.path.join(BUILD, "runs", engine, self.name)
         self.execs = self.exec_per_s = self.cov = 0
+        self.max_len = 0           # the binary's own (read_max_len), once it is built
         self.stability = ""        # AFL++: the share of runs of an input that take the same path
         self.crashes = []          # (seconds since start, path)
         self.deadline = None       # time.time() when its slice ends (minimising included)

@@ -883,8 +883,10 @@ void Runner::scheduled_nmi(const Armed &a, int h)
 	if (ahead)
 		v_.placed[*ahead].span.first = ++clock_;
 	handler(a, where, true);
-	if (ahead)
+	if (ahead) {
 		v_.placed[*ahead].span.second = ++clock_;
+		nmi_left_[c].reset();  // a step of its own before the op, too: the op's rest is the whole op
+	}
 }
 
 // The schedule runs handler a inside its CPU's op at a decision: where the
@@ -913,13 +915,17 @@ bool Runner::place(const Armed &a)
 // lock word or its own object's bit, a candidate repeats after it), no
 // other CPU ran in it, and a was armed by the CPU's op before it, which
 // did nothing else ("armed"). Not with a free's nmi=, which its own free
-// arms.
+// arms; nor inside a free with an nmi= of its own, which did not arm while
+// this handler was pending, and which a candidate that runs the handler
+// before the free arms and fires (a 30-minute buddy-series campaign,
+// 2026-12-07: 54 false reports, the free's result "NMI; 0; 0" in every
+// such candidate where the run gave "0").
 bool Runner::ahead_of_op(const Armed &a) const
 {
 	const int c = a.block.cpu;
 	const size_t i = cur_op_[c];
 	if (a.op >= i || v_.results[a.op] != "armed" || own_writes() != op_writes_[c] ||
-	    sched_->switches_so_far() != op_switches_[c])
+	    sched_->switches_so_far() != op_switches_[c] || p_.ops[i].has_nmi)
 		return false;
 	for (size_t j = a.op + 1; j < i; j++)
 		if (p_.ops[j].cpu == c)

@@ -105,7 +105,8 @@ struct BuddyVerdict {
 	// code, 2026-12-07, 54 reports: CPU 3's NMI alloc of a whole chunk found
 	// none between an NMI's alloc inside CPU 2's free and that free's end,
 	// where every order of whole steps gives it one). Such a run is not
-	// checked if no order explains it (check_buddy_linearizable).
+	// checked if no order explains it (check_buddy_linearizable). Not for
+	// a handler ahead (Placed::ahead): that one is a step of its own.
 	bool others_after_nmi = false;
 	// Another CPU's op or handler ran while an op or handler got a new chunk:
 	// libarena gets a chunk outside its lock, so that CPU may have seen the

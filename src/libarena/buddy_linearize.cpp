@@ -288,23 +288,24 @@ Searched search_orders_of(const BuddyProgram &p, const BuddyVerdict &v, bool rea
 	// up on 156 after 300 orders, and on 45 with the two orders first;
 	// 19,733 replays in all instead of 57,734). Each is one of the orders
 	// the search tries, so a match is the search's verdict; otherwise the
-	// search runs as without them, reusing the first replay if it comes
-	// to the same order.
-	std::vector<size_t> began;
-	Replayed began_replay;
-	if (shortcuts) {
-		began = span_order(el, search, false);
-		if (!began.empty() && (began_replay = replay(began)).bad == kMatch)
+	// search runs as without them, reusing their replays if it comes to
+	// the same orders.
+	std::vector<std::pair<std::vector<size_t>, Replayed>> first;  // those orders, replayed
+	for (const bool by_end : {false, true}) {
+		std::vector<size_t> order = shortcuts ? span_order(el, search, by_end) : std::vector<size_t>();
+		if (order.empty() || (!first.empty() && first[0].first == order))
+			continue;
+		Replayed c = replay(order);
+		if (c.bad == kMatch)
 			return {};
-		const std::vector<size_t> ended = span_order(el, search, true);
-		if (!ended.empty() && ended != began && replay(ended).bad == kMatch)
-			return {};
+		first.emplace_back(std::move(order), std::move(c));
 	}
 	std::vector<size_t> closest;
 	size_t closest_pos = 0, closest_k = 0;  // where it is settled, the element that differs
 	std::string closest_got;
 	const OrderResult r = search_orders(search, [&](const std::vector<size_t> &order) -> size_t {
-		const Replayed c = !began.empty() && order == began ? began_replay : replay(order);
+		const auto done = std::find_if(first.begin(), first.end(), [&](const auto &f) { return f.first == order; });
+		const Replayed c = done != first.end() ? done->second : replay(order);
 		if (c.bad != kMatch && (closest.empty() || c.bad > closest_pos)) {
 			closest = order;
 			closest_pos = c.bad;

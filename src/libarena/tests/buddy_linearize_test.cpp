@@ -388,7 +388,7 @@ BuddyVerdict expect_decided_by_the_shortcuts_only(const std::string &name)
 // handler ran late inside an op is decided by the order the elements ended
 // in (each handler kept after its op, though it ended before it): checked,
 // not "too many orders" (a 30-minute campaign's corpus, 2026-12-07: 156 of
-// its 1,084 concurrent runs gave up before, 45 now).
+// its 1,084 concurrent runs gave up before, 45 with the span orders).
 TEST(BuddyLinearize, RunsTheSearchGaveUpOnAreCheckedByTheirSpanOrders)
 {
 	expect_decided_by_the_shortcuts_only("nmis_between_ops_beside_a_late_nmi_alloc.bl");

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string_view>
 
+#include "base/coverage.h"
 #include "base/order_search.h"
 
 namespace fl::libarena {
@@ -386,6 +387,8 @@ void check_buddy_linearizable(const BuddyProgram &p, BuddyVerdict &v)
 	// up on after 300 are decided after 25-145). Where none is found, each
 	// CPU's order alone is searched. A match in real-time order is a match
 	// without it, so this changes no verdict but a give-up (a shortcut).
+	// The candidates replay the allocator: not the Program's edges.
+	const CoverageUnobserved unobserved;
 	auto search = [&](const BuddyVerdict &w) {
 		Searched s = search_orders_of(p, w, w.real_time || g_shortcuts);
 		if (s.kind != OrderResult::linearizable && !w.real_time && g_shortcuts)

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "base/coverage.h"
 #include "base/order_search.h"
 #include "check/execution.h"
 #include "check/program_text.h"
@@ -494,6 +495,7 @@ LinearizeResult check_linearizable(const Program &p, const Config &cfg, const st
 	LinearizeResult out;
 	if (groups.empty() || trace.events.size() != p.ops.size())
 		return out;  // no group, or the run stopped early (another finding)
+	const CoverageUnobserved unobserved;  // the candidates replay the port: not the Program's edges
 	Spec spec(p, cfg, groups, trace, completion, cap, used);
 	const OrderResult r = spec.search(0);
 	out.replays = spec.replays();

@@ -57,6 +57,8 @@ namespace fl {
 // with the replays unobserved, 2,463, 12,047 and 851: 527 PCs only a
 // candidate order reached (#37). Comparisons inside still reach
 // libFuzzer's table of recent compares: mutation hints, not features.
+// The counters are the process's: a thread running beside the scope would
+// lose what it counted meanwhile (the fuzz targets run one thread).
 class CoverageUnobserved {
 public:
 	CoverageUnobserved()

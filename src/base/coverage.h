@@ -67,10 +67,7 @@ public:
 		if (begin && end > begin)
 			counters_.assign(begin, end);
 		if (&__afl_area_ptr && __afl_area_ptr && &__afl_map_size)
-			afl_.assign(__afl_area_ptr,
-				    __afl_area_ptr + (&__afl_final_loc && __afl_final_loc
-							      ? std::min(__afl_map_size, __afl_final_loc + 1)
-							      : __afl_map_size));
+			afl_.assign(__afl_area_ptr, __afl_area_ptr + afl_edges());
 	}
 	~CoverageUnobserved()
 	{
@@ -83,6 +80,14 @@ public:
 	CoverageUnobserved &operator=(const CoverageUnobserved &) = delete;
 
 private:
+	// The bytes of AFL++'s map its edges use.
+	static uint32_t afl_edges()
+	{
+		if (!&__afl_final_loc || !__afl_final_loc)
+			return __afl_map_size;
+		return std::min(__afl_map_size, __afl_final_loc + 1);
+	}
+
 	std::vector<uint8_t> counters_, afl_;
 };
 

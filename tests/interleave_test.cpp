@@ -43,45 +43,65 @@ Program parse(const std::string &text)
 
 // ---- the scheduler -------------------------------------------------------------
 
+// Tasks T0..T2, each logging its letter ('a' + id) `steps` times, with a
+// scheduling point after each.
+void spawn_loggers(Scheduler &s, std::string &log, int steps)
+{
+	for (int t = 0; t < 3; t++)
+		s.spawn([&s, &log, t, steps] {
+			for (int i = 0; i < steps; i++) {
+				log += char('a' + t);
+				s.point(L("test:step"));
+			}
+		});
+}
+
 TEST(Sched, DefaultRunsTasksInOrderWithoutPreemption)
 {
 	sched::DefaultStrategy d;
 	Scheduler s(d);
 	std::string log;
-	for (int t = 0; t < 3; t++)
-		s.spawn([&, t] {
-			for (int i = 0; i < 3; i++) {
-				log += char('a' + t);
-				s.point(L("test:step"));
-			}
-		});
+	spawn_loggers(s, log, 3);
 	sched::RunResult r = s.run();
 	EXPECT_EQ(r.outcome, Outcome::done);
 	EXPECT_EQ(log, "aaabbbccc");
 	EXPECT_TRUE(r.records.empty());
 }
 
+// A byte pick is a preemption: whatever its target byte, it switches to one
+// of the other runnable tasks (the target chooses which), so no pick is
+// spent on the task that would have run anyway.
+TEST(Sched, EveryBytePickPreempts)
+{
+	auto log_of = [](std::vector<std::pair<uint32_t, uint8_t>> picks) {
+		sched::ByteSchedule b(std::move(picks));
+		Scheduler s(b);
+		std::string log;
+		spawn_loggers(s, log, 3);
+		EXPECT_EQ(s.run().outcome, Outcome::done);
+		return log;
+	};
+	// At the first counted step (T0 after its first 'a') target 0 is T1,
+	// target 1 is T2, target 2 wraps to T1 again: never T0 itself.
+	EXPECT_EQ(log_of({{0, 0}}), "abbbaaccc");
+	EXPECT_EQ(log_of({{0, 1}}), "acccaabbb");
+	EXPECT_EQ(log_of({{0, 2}}), "abbbaaccc");
+	// A second pick 1 step later (T1 after its first 'b') departs from T1.
+	EXPECT_EQ(log_of({{0, 0}, {0, 0}}), "abaabbccc");
+}
+
 TEST(Sched, RecordsReplayExactly)
 {
-	auto body = [](Scheduler &s, std::string &log) {
-		for (int t = 0; t < 3; t++)
-			s.spawn([&, t] {
-				for (int i = 0; i < 4; i++) {
-					log += char('a' + t);
-					s.point(L("test:step"));
-				}
-			});
-	};
 	sched::RandomWalk rw(42);
 	Scheduler s(rw);
 	std::string log;
-	body(s, log);
+	spawn_loggers(s, log, 4);
 	sched::RunResult r = s.run();
 	ASSERT_FALSE(r.records.empty());
 	sched::Replay rep(r.records);
 	Scheduler s2(rep);
 	std::string log2;
-	body(s2, log2);
+	spawn_loggers(s2, log2, 4);
 	sched::RunResult r2 = s2.run();
 	EXPECT_EQ(r2.outcome, Outcome::done);
 	EXPECT_EQ(log2, log);

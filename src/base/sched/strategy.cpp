@@ -70,9 +70,8 @@ int Forced::nmi(const Decision &d, const std::vector<int> &pending)
 	return std::find(pending.begin(), pending.end(), h) != pending.end() ? h : -1;
 }
 
-void ByteSchedule::begin(int ntasks)
+void ByteSchedule::begin(int)
 {
-	ntasks_ = ntasks > 0 ? ntasks : 1;
 	next_ = 0;
 	due_ = picks_.empty() ? 0 : picks_[0].first;
 }
@@ -81,15 +80,19 @@ int ByteSchedule::pick(const Decision &d)
 {
 	if (next_ >= picks_.size() || d.step < due_)
 		return d.default_choice;
-	int want = picks_[next_].second % ntasks_;
+	const uint8_t target = picks_[next_].second;
 	next_++;
 	if (next_ < picks_.size())
 		due_ = d.step + 1 + picks_[next_].first;
-	// the first runnable id at or above want, wrapping
+	// A pick departs from the default: the (target % n)th of the n other
+	// runnable tasks. A pick that chose the default task would be spent
+	// on nothing, and random targets did so one time in two or three.
+	const size_t others = d.runnable->size() - 1;  // pick() is asked with >= 2 runnable
+	size_t nth = target % others;
 	for (int t : *d.runnable)
-		if (t >= want)
+		if (t != d.default_choice && nth-- == 0)
 			return t;
-	return (*d.runnable)[0];
+	return d.default_choice;  // unreachable: default_choice is runnable
 }
 
 bool ByteSchedule::fail(const Decision &d)

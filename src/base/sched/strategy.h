@@ -144,9 +144,10 @@ private:
 	std::vector<SeenEvent> seen_events_;
 };
 
-// The fuzzers' schedule: (delta, target) pairs decoded from bytes. After
-// `delta` more counted steps, switch to task target % ntasks (or the next
-// runnable id above it). Every byte string is a valid schedule.
+// The fuzzers' and generators' schedule: (delta, target) pairs decoded from
+// bytes. After `delta` more counted steps (Decision::step), switch to the
+// (target % n)th of the n runnable tasks other than the default one: every
+// pick is a preemption. Every byte string is a valid schedule.
 // events: an answer per fail/NMI question number (Decision::event): for a
 // fail question any non-zero value fails it; for an NMI question v > 0
 // runs pending handler (v - 1) % pending.size(). Absent or 0: no.
@@ -177,7 +178,6 @@ private:
 	std::map<uint64_t, int> events_;
 	size_t next_ = 0;
 	uint64_t due_ = 0;
-	int ntasks_ = 1;
 };
 
 class Replay final : public Strategy {

@@ -480,13 +480,12 @@ rc::Gen<Op> gen_concurrent_op()
 	});
 }
 
-// A schedule pick: mostly a switch within the first steps.
-rc::Gen<std::pair<uint32_t, uint8_t>> gen_pick()
+// A preemption: anywhere in the run (a share of its steps), to either other
+// thread. Uniform, as PCT places its change points: the step a window opens
+// at moves with every op before it, so no position is likelier than another.
+rc::Gen<std::pair<uint32_t, uint8_t>> gen_preemption()
 {
-	return rc::gen::pair(rc::gen::weightedOneOf<uint32_t>({{3, rc::gen::inRange<uint32_t>(0, 4)},
-							      {3, rc::gen::inRange<uint32_t>(0, 16)},
-							      {1, rc::gen::inRange<uint32_t>(0, 64)}}),
-			     rc::gen::inRange<uint8_t>(0, 3));
+	return rc::gen::pair(rc::gen::inRange<uint32_t>(0, ConcurrentCase::kShareOf), rc::gen::inRange<uint8_t>(0, 2));
 }
 
 // Slots to labels, in order of definition; ops that name a slot not yet
@@ -630,7 +629,7 @@ rc::Gen<MapSpec> gen_concurrent_map_spec()
 // or a sequential op, which start another group.
 enum class Cut : uint8_t { none, join, op };
 
-rc::Gen<ConcurrentInput> gen_concurrent_case()
+rc::Gen<ConcurrentCase> gen_concurrent_case()
 {
 	return rc::gen::mapcat(gen_concurrent_map_spec(), [](const MapSpec &spec) {
 		// Before the groups: usually A mapped (and B); sometimes
@@ -654,10 +653,11 @@ rc::Gen<ConcurrentInput> gen_concurrent_case()
 		// d - 1 of them at the right steps (PCT's bound; the bounded
 		// search's few departures), and every further random switch is
 		// a chance to leave the window before the other thread is through.
-		auto picks = rc::gen::weightedOneOf<std::vector<std::pair<uint32_t, uint8_t>>>(
-			{{3, rc::gen::container<std::vector<std::pair<uint32_t, uint8_t>>>(1, gen_pick())},
-			 {2, rc::gen::container<std::vector<std::pair<uint32_t, uint8_t>>>(2, gen_pick())},
-			 {1, rc::gen::resize(8, rc::gen::container<std::vector<std::pair<uint32_t, uint8_t>>>(gen_pick()))}});
+		using Preemptions = std::vector<std::pair<uint32_t, uint8_t>>;
+		auto picks = rc::gen::weightedOneOf<Preemptions>(
+			{{3, rc::gen::container<Preemptions>(1, gen_preemption())},
+			 {2, rc::gen::container<Preemptions>(2, gen_preemption())},
+			 {1, rc::gen::resize(8, rc::gen::container<Preemptions>(gen_preemption()))}});
 		// Lock failures: which fallible acquisitions (by Decision::event)
 		// fail; mostly none.
 		auto fails = rc::gen::resize(3, rc::gen::container<std::vector<uint32_t>>(
@@ -666,20 +666,32 @@ rc::Gen<ConcurrentInput> gen_concurrent_case()
 			[spec](std::vector<Step> ops, std::vector<Op> group, std::vector<uint8_t> thread,
 			       std::vector<uint8_t> procs, std::vector<Cut> cut, std::vector<Step> between, std::vector<Op> after,
 			       std::vector<std::pair<uint32_t, uint8_t>> schedule, std::vector<uint32_t> fails) {
-				// The groups' threads; a thread stays in its process.
+				// The groups' threads; a thread stays in the process of its
+				// first op, which is the child (process 1) only if an op
+				// before it forks: before that, every op of the child's
+				// would be skipped (its process does not exist yet).
+				auto forks = [](const Step &st) { return st.op.kind == OpKind::fork; };
+				bool forked = std::any_of(ops.begin(), ops.end(), forks);
+				std::array<int, 3> proc{-1, -1, -1};
 				for (size_t i = 0; i < group.size(); i++) {
-					if (i > 0 && cut[i] == Cut::op)
+					if (i > 0 && cut[i] == Cut::op) {
 						ops.push_back(between[i]);
+						forked |= forks(between[i]);
+					}
 					Op op = group[i];
 					op.thread = thread[i];
-					op.proc = procs[thread[i]];
+					int &p = proc[thread[i]];
+					if (p < 0)
+						p = forked ? procs[thread[i]] : 0;
+					op.proc = p;
+					forked |= op.kind == OpKind::fork;
 					Step st{op};
 					st.join = i > 0 && cut[i] == Cut::join;
 					ops.push_back(st);
 				}
 				for (const Op &op : after)
 					ops.push_back(Step{op});
-				return ConcurrentInput{build(spec, ops), std::move(schedule), std::move(fails)};
+				return ConcurrentCase{build(spec, ops), std::move(schedule), std::move(fails)};
 			},
 			prefix, group, threads, procs, cuts, between, after, picks, fails);
 	});

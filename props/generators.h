@@ -41,16 +41,26 @@ rc::Gen<uint64_t> gen_pages_near_edges(uint64_t visible);
 // expectations; labels are defined before use (it formats and parses back).
 rc::Gen<Program> gen_program(size_t max_ops = 16);
 
+// A generated concurrent case: the Program, its preemptions as PCT's change
+// points (each a share of the counted steps of the Program's default run, in
+// 1/kShareOf, and a sched::ByteSchedule target: which of the other runnable
+// tasks), and the lock failures (by Decision::event).
+struct ConcurrentCase {
+	static constexpr uint32_t kShareOf = 1024;
+	Program program;
+	std::vector<std::pair<uint32_t, uint8_t>> preemptions;
+	std::vector<uint32_t> fail_events;
+};
+
 // A concurrent Program and its schedule, generated and shrunk together: up
 // to 3 sequential ops (usually mappings A and B; a fork gives a second
 // process), then up to 6 ops over threads T0..T2 (each in the process of its
 // first op) aimed at the first pages of A and B and the first elements, cut
 // into several groups by "join" lines or sequential ops, then up to 2 ops
 // after the groups; a map of 64 or 128 KiB (every 1-2 page mapping valid at
-// 4K, 16K and 64K pages). The schedule: byte picks in the fuzzers' (delta,
-// target) form (sched::ByteSchedule), deltas mostly small, and a few lock
-// failures (ConcurrentInput::fail_events). Shrinking removes ops, cuts and
-// failures and moves threads and deltas toward 0.
-rc::Gen<ConcurrentInput> gen_concurrent_case();
+// 4K, 16K and 64K pages). The schedule: most often one or two preemptions
+// anywhere in the run, and a few lock failures. Shrinking removes ops, cuts,
+// preemptions and failures and moves threads and preemptions toward 0.
+rc::Gen<ConcurrentCase> gen_concurrent_case();
 
 }  // namespace fl::props

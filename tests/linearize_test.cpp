@@ -242,6 +242,41 @@ TEST(Linearize, AnOpHoldsTheFileItTookBeforeAClose)
 	EXPECT_EQ(r.violation.what, Invariant::not_linearizable) << r.note;
 }
 
+// map_update_elem checks its permission (frozen) before map_freeze stores
+// frozen and writes after it (its_check_beside_a_freeze): T0's freeze
+// returned 0 and its lookup saw the old value while T1's update, begun
+// before the freeze, was in flight and then returned 0. The candidates let
+// that update check at the freeze. A second update of T1 began only after
+// its first returned, after the freeze: it gets -EPERM, and had it returned
+// 0 that would be reported.
+TEST(Linearize, AnUpdateChecksItsPermissionBeforeAFreezeBesideIt)
+{
+	const std::string map = "map value_size=8 max_entries=1 key_size=4 flags=mmapable\n";
+	const std::string window = "at T0 map_freeze:READ_ONCE#1 switch T1\nat T1 map_update_elem:might_fault#1 switch T0\n";
+	auto run = [&](const std::string &ops) {
+		Program p = parse(map + ops + window);
+		sched::Replay rep(p.schedule);
+		interleave::ScheduleOutcome o = interleave::run_schedule(p, kV2, rep);
+		EXPECT_FALSE(o.finding()) << o.verdict();
+		EXPECT_EQ(o.linearize_note, "");
+		EXPECT_EQ(o.trace.events.size(), p.ops.size());
+		return std::make_pair(p, o.trace);
+	};
+	auto [p, t] = run("update idx=0 val=1 thread=1\nfreeze thread=0\nlookup idx=0 thread=0\n");
+	ASSERT_EQ(t.events.size(), 3u);
+	EXPECT_EQ(t.events[0].ret, 0);  // the update
+	EXPECT_EQ(t.events[1].ret, 0);  // the freeze
+	EXPECT_EQ(t.events[2].data, std::vector<uint8_t>(8, 0));  // the lookup: the old value
+	auto [q, u] = run("update idx=0 val=1 thread=1\nupdate idx=0 val=2 thread=1\nfreeze thread=0\nlookup idx=0 thread=0\n");
+	ASSERT_EQ(u.events.size(), 4u);
+	EXPECT_EQ(u.events[1].ret, -EPERM);
+	u.events[1].ret = 0;
+	std::string err;
+	const interleave::LinearizeResult r =
+		interleave::check_linearizable(q, kV2, interleave::find_group(q, &err), u, {2, 3, 0, 1});
+	EXPECT_EQ(r.violation.what, Invariant::not_linearizable) << r.note;
+}
+
 // Two groups with a join between them: the second group's results are
 // checked from the state the first group's orders leave (no longer "not
 // checked: several groups"); a wrong result in the second group is

@@ -56,6 +56,10 @@ Event Execution::run(const Op &op, size_t index)
 	auto bind = [&](int label, int64_t ret) {
 		labels_.bind(label, ret);
 		ev.ret = ret < 0 ? ret : 0;
+		if (index != SIZE_MAX && label >= 0) {
+			binds_.resize(program_.ops.size(), -1);
+			binds_[index] = ret;
+		}
 	};
 
 	switch (op.kind) {

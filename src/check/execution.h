@@ -53,6 +53,12 @@ public:
 	};
 	const std::vector<OpAddresses> &used_addresses() const { return used_; }
 	void pin_addresses(std::vector<OpAddresses> pins) { pins_ = std::move(pins); }
+	// The address op `index` (run_op) bound its label to, or -1; and a
+	// label bound anew: a label two concurrent ops bind names what the one
+	// that returned last bound, which the linearizability candidates, run
+	// in another order, bind again after the group.
+	int64_t bound_by(size_t index) const { return index < binds_.size() ? binds_[index] : -1; }
+	void rebind(int label, int64_t address) { labels_.bind(label, address); }
 
 private:
 	Event run(const Op &, size_t index = SIZE_MAX);
@@ -67,6 +73,7 @@ private:
 	Violation violation_;
 	size_t violation_op_ = 0;
 	std::vector<OpAddresses> used_, pins_;  // by op index (run_op)
+	std::vector<int64_t> binds_;            // by op index (run_op): bound_by
 };
 
 }  // namespace fl

@@ -2,8 +2,10 @@
 #include "check/interleave/linearize.h"
 
 #include <cerrno>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "base/coverage.h"
 #include "base/order_search.h"
@@ -41,13 +43,16 @@ public:
 		relaxed_.resize(p.ops.size());
 		rss_free_.resize(p.ops.size());
 		held_.resize(p.ops.size());
+		checked_early_.resize(p.ops.size());
 		for (const Group &g : groups) {
 			for (size_t i = g.begin; i < g.end; i++)
 				relaxed_[i] = busy_freeze(g, i) || unbound_beside_its_mapping(g, i) || call_beside_its_exit(g, i);
 			for (size_t i = g.begin; i < g.end; i++)
 				rss_free_[i] = rss_beside_partial_change(g, i);
-			for (size_t i = g.begin; i < g.end; i++)
+			for (size_t i = g.begin; i < g.end; i++) {
 				held_[i] = its_file_beside_a_close(g, i);
+				checked_early_[i] = its_check_beside_a_freeze(g, i);
+			}
 		}
 	}
 
@@ -162,8 +167,13 @@ private:
 		// freeze of an earlier group had no effect there, so none here.
 		placed_.assign(p_.ops.size(), false);
 		holds_.clear();
-		for (size_t i = 0; i < g.begin; i++)
+		unfrozen_.clear();
+		for (size_t i = 0; i < g.begin; i++) {
 			run_in_candidate(e, i);
+			for (const Group &past : groups_)
+				if (past.end == i + 1)
+					bind_as_returned(e, past);
+		}
 		for (size_t j = 0; j < n; j++) {
 			const size_t orig = g.begin + order[j];
 			std::optional<Event> ev = run_in_candidate(e, g.begin + j);
@@ -172,6 +182,7 @@ private:
 			if (!same(orig, *ev))
 				return differs(k, j, orig, false, std::move(*ev));
 		}
+		bind_as_returned(e, g);
 		const size_t next = k + 1 < groups_.size() ? groups_[k + 1].begin : p_.ops.size();
 		for (size_t i = g.end; i < next; i++) {
 			Event ev = e.run_op(i);
@@ -185,49 +196,92 @@ private:
 		return search(k + 1).kind == OrderResult::linearizable ? kMatch : n;
 	}
 
+	// A label that two ops of the group bound (two threads' mmap B) names,
+	// after the group, what the one that returned last in the run bound (a
+	// label is bound when its op returns), not the one that took effect
+	// last: an mmap takes its address under mmap_write_lock and returns
+	// later. The candidate binds it likewise, from that op's result in the
+	// candidate (found by the Interleave property on the fixed kernel,
+	// every configuration: a store to B after the group faulted on the
+	// read-only mapping of the mmap that returned last, while every order
+	// bound B to the other; corpora/interleavings/regressions/label_bound_by_the_last_to_return.fl).
+	void bind_as_returned(Execution &e, const Group &g) const
+	{
+		std::map<int, std::vector<size_t>> binders;  // label -> its group binders, as they returned
+		for (size_t i : completion_) {
+			const Op &op = p_.ops[i];
+			const bool binds = op.kind == OpKind::mmap || op.kind == OpKind::reserve || op.kind == OpKind::mremap;
+			if (i >= g.begin && i < g.end && binds && op.label >= 0 && seen_.events[i].ret == 0 &&
+			    seen_.events[i].info.empty())
+				binders[op.label].push_back(i);
+		}
+		for (const auto &[label, ops] : binders) {
+			if (ops.size() < 2)
+				continue;
+			for (size_t qi = g.begin; qi < g.end; qi++)
+				if (slot_.at(qi) == ops.back() && e.bound_by(qi) >= 0)
+					e.rebind(label, e.bound_by(qi));
+		}
+	}
+
 	// q_'s op qi in a candidate, or nothing when it is relaxed (no effect
 	// at any point, no result to match), with the file holds of
-	// its_file_beside_a_close: a close first takes the file for each such
+	// its_file_beside_a_close (a close first takes the file for each such
 	// op of its group that may have begun before it, and such an op runs
-	// with the file it holds.
+	// with the file it holds) and the early permission checks of
+	// its_check_beside_a_freeze (a freeze that returned 0 first lets each
+	// such update that may have begun before it check its permission, and
+	// such an update runs as if the map were not frozen).
 	std::optional<Event> run_in_candidate(Execution &e, size_t qi)
 	{
 		const size_t orig = slot_.count(qi) ? slot_.at(qi) : qi;
-		if (p_.ops[orig].kind == OpKind::close && p_.ops[orig].thread >= 0)
-			hold_the_file_before(e, orig);
+		const Op &op = p_.ops[orig];
+		if (op.kind == OpKind::close && op.thread >= 0)
+			for (size_t h : begun_beside(orig, held_)) {
+				const int id = holds_.count(h) ? -1 : e.machine().map_fd_hold();
+				if (id >= 0)
+					holds_[h] = id;
+			}
+		if (op.kind == OpKind::freeze && op.thread >= 0 && seen_.events[orig].ret == 0)
+			for (size_t u : begun_beside(orig, checked_early_))
+				unfrozen_.insert(u);
 		placed_[orig] = true;
 		if (relaxed_[orig])
 			return std::nullopt;
-		const auto h = holds_.find(orig);
-		if (h == holds_.end())
-			return e.run_op(qi);
 		Event ev;
-		e.machine().map_fd_with_held(h->second, [&] { ev = e.run_op(qi); });
+		std::function<void()> run = [&] { ev = e.run_op(qi); };
+		if (unfrozen_.erase(orig))
+			run = [&e, op = std::move(run)] { e.machine().map_checked_before_freeze(op); };
+		const auto h = holds_.find(orig);
+		if (h == holds_.end()) {
+			run();
+			return ev;
+		}
+		e.machine().map_fd_with_held(h->second, run);
 		holds_.erase(h);
 		return ev;
 	}
 
-	// Before a group's close in a candidate: each op of the group that
-	// holds its file (held_), of another thread, not yet placed, may have
-	// taken the file before this close if every op of its thread before it
-	// is placed already (it began after those returned); it takes it here.
-	void hold_the_file_before(Execution &e, size_t close)
+	// The ops of `at`'s group marked in `which`, of another thread, not yet
+	// placed, that may have begun before `at` in the candidate:
+	// every op of their thread before them is placed (each began after
+	// those returned).
+	std::vector<size_t> begun_beside(size_t at, const std::vector<bool> &which) const
 	{
-		const Group *g = group_of(close);
-		const int t = p_.ops[close].thread;
+		std::vector<size_t> out;
+		const Group *g = group_of(at);
+		const int t = p_.ops[at].thread;
 		for (size_t h = g->begin; h < g->end; h++) {
-			if (!held_[h] || placed_[h] || holds_.count(h) || p_.ops[h].thread == t)
+			if (!which[h] || placed_[h] || p_.ops[h].thread == t)
 				continue;
 			bool began = true;
 			for (size_t b = g->begin; b < h; b++)
 				if (p_.ops[b].thread == p_.ops[h].thread && !placed_[b])
 					began = false;
-			if (!began)
-				continue;
-			const int id = e.machine().map_fd_hold();
-			if (id >= 0)
-				holds_[h] = id;
+			if (began)
+				out.push_back(h);
 		}
+		return out;
 	}
 	const Group *group_of(size_t i) const
 	{
@@ -261,6 +315,34 @@ private:
 			return false;  // an op skipped by the harness ("skipped: ...") took nothing
 		for (size_t j = g.begin; j < g.end; j++)
 			if (p_.ops[j].kind == OpKind::close && p_.ops[j].thread != op.thread)
+				return true;
+		return false;
+	}
+
+	// map_update_elem checks the fd's write permission (map_get_sys_perms
+	// reads frozen) right after it raises write-active, and writes the
+	// value after copying it from user space; map_freeze checks
+	// write-active, then stores frozen. Neither is one step for the other:
+	// a freeze whose check came before the update's raise and whose store
+	// came after the update's permission check returns 0, and the update
+	// then writes into the frozen map and returns 0 too (found by the
+	// Interleave property on the fixed kernel, every configuration: T0's
+	// freeze, then its lookup saw the old value, and T1's update, begun
+	// before the freeze, returned 0). No sequential order gives that, and
+	// the kernel allows it: BPF_MAP_FREEZE promises that no *later* syscall
+	// alters the map, and the verifier's bpf_map_is_rdonly() re-checks
+	// write-active. Such an update (it returned 0, beside a freeze of
+	// another thread of its group that returned 0) checks its permission in
+	// the candidates at that freeze, if it may have begun by then, and
+	// writes at its place in the order (run_in_candidate)
+	// (corpora/interleavings/regressions/update_checked_before_a_freeze.fl).
+	bool its_check_beside_a_freeze(const Group &g, size_t i) const
+	{
+		const Op &op = p_.ops[i];
+		if (op.kind != OpKind::update || seen_.events[i].ret != 0 || !seen_.events[i].info.empty())
+			return false;
+		for (size_t j = g.begin; j < g.end; j++)
+			if (p_.ops[j].kind == OpKind::freeze && p_.ops[j].thread != op.thread && seen_.events[j].ret == 0)
 				return true;
 		return false;
 	}
@@ -478,6 +560,9 @@ private:
 	std::vector<bool> held_;         // per program op: holds its file beside a close (its_file_beside_a_close)
 	std::vector<bool> placed_;       // per program op, in the candidate being replayed: its place passed
 	std::map<size_t, int> holds_;    // in that candidate: program op -> its file (Machine::map_fd_hold)
+	std::vector<bool> checked_early_;  // per program op: an update that may check before a freeze
+					   // (its_check_beside_a_freeze)
+	std::set<size_t> unfrozen_;      // in that candidate: updates that checked before a placed freeze
 	std::vector<size_t> closest_order_;
 	size_t closest_at_ = 0, closest_op_ = 0;
 	bool closest_after_ = false;

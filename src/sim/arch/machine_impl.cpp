@@ -303,6 +303,19 @@ void MachineImpl::map_fd_with_held(int handle, const std::function<void()> &op)
 	forget_map_if_freed();
 }
 
+// The candidates' stand-in for an update whose permission check came before
+// a freeze's WRITE_ONCE(map->frozen, true) (Machine::map_checked_before_freeze).
+void MachineImpl::map_checked_before_freeze(const std::function<void()> &op)
+{
+	bool *frozen = array_ ? &array_->map.frozen : nullptr;
+	const bool was = frozen && *frozen;
+	if (frozen)
+		*frozen = false;
+	op();
+	if (frozen)
+		*frozen = was;
+}
+
 int64_t MachineImpl::mmap(int pid, uint64_t addr, uint64_t len, int prot, int flags, bool map_fd,
 			  uint64_t pgoff)
 {

@@ -23,6 +23,7 @@ public:
 	int64_t map_close() override;
 	int map_fd_hold() override;
 	void map_fd_with_held(int handle, const std::function<void()> &op) override;
+	void map_checked_before_freeze(const std::function<void()> &op) override;
 
 	int64_t mmap(int pid, uint64_t addr, uint64_t len, int prot, int flags, bool map_fd,
 		     uint64_t pgoff) override;

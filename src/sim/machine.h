@@ -109,7 +109,7 @@ public:
 	// takes it out again and drops the hold.
 	virtual int map_fd_hold() = 0;
 	virtual void map_fd_with_held(int handle, const std::function<void()> &op) = 0;
-	// For the same candidates (its_check_before_a_freeze): map_update_elem
+	// For the same candidates (its_check_beside_a_freeze): map_update_elem
 	// checks the fd's write permission (map_get_sys_perms, which reads
 	// frozen) at its start and writes at its end, so one whose check came
 	// before another thread's freeze stored frozen runs, after that freeze,

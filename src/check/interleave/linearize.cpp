@@ -44,6 +44,7 @@ public:
 		rss_free_.resize(p.ops.size());
 		held_.resize(p.ops.size());
 		checked_early_.resize(p.ops.size());
+		rebinds_.assign(p.ops.size(), -1);
 		for (const Group &g : groups) {
 			for (size_t i = g.begin; i < g.end; i++)
 				relaxed_[i] = busy_freeze(g, i) || unbound_beside_its_mapping(g, i) || call_beside_its_exit(g, i);
@@ -53,6 +54,7 @@ public:
 				held_[i] = its_file_beside_a_close(g, i);
 				checked_early_[i] = its_check_beside_a_freeze(g, i);
 			}
+			last_binders(g);
 		}
 	}
 
@@ -170,9 +172,8 @@ private:
 		unfrozen_.clear();
 		for (size_t i = 0; i < g.begin; i++) {
 			run_in_candidate(e, i);
-			for (const Group &past : groups_)
-				if (past.end == i + 1)
-					bind_as_returned(e, past);
+			if (const Group *past = group_of(i); past && past->end == i + 1)
+				bind_as_returned(e, *past);
 		}
 		for (size_t j = 0; j < n; j++) {
 			const size_t orig = g.begin + order[j];
@@ -205,7 +206,14 @@ private:
 	// every configuration: a store to B after the group faulted on the
 	// read-only mapping of the mmap that returned last, while every order
 	// bound B to the other; corpora/interleavings/regressions/label_bound_by_the_last_to_return.fl).
+	// Which op that is comes from the run, once (last_binders).
 	void bind_as_returned(Execution &e, const Group &g) const
+	{
+		for (size_t qi = g.begin; qi < g.end; qi++)
+			if (const int label = rebinds_[slot_.at(qi)]; label >= 0 && e.bound_by(qi) >= 0)
+				e.rebind(label, e.bound_by(qi));
+	}
+	void last_binders(const Group &g)
 	{
 		std::map<int, std::vector<size_t>> binders;  // label -> its group binders, as they returned
 		for (size_t i : completion_) {
@@ -215,13 +223,9 @@ private:
 			    seen_.events[i].info.empty())
 				binders[op.label].push_back(i);
 		}
-		for (const auto &[label, ops] : binders) {
-			if (ops.size() < 2)
-				continue;
-			for (size_t qi = g.begin; qi < g.end; qi++)
-				if (slot_.at(qi) == ops.back() && e.bound_by(qi) >= 0)
-					e.rebind(label, e.bound_by(qi));
-		}
+		for (const auto &[label, ops] : binders)
+			if (ops.size() >= 2)
+				rebinds_[ops.back()] = label;
 	}
 
 	// q_'s op qi in a candidate, or nothing when it is relaxed (no effect
@@ -238,8 +242,9 @@ private:
 		const Op &op = p_.ops[orig];
 		if (op.kind == OpKind::close && op.thread >= 0)
 			for (size_t h : begun_beside(orig, held_)) {
-				const int id = holds_.count(h) ? -1 : e.machine().map_fd_hold();
-				if (id >= 0)
+				if (holds_.count(h))
+					continue;
+				if (const int id = e.machine().map_fd_hold(); id >= 0)
 					holds_[h] = id;
 			}
 		if (op.kind == OpKind::freeze && op.thread >= 0 && seen_.events[orig].ret == 0)
@@ -494,6 +499,7 @@ private:
 	// the group where every order leaves 3).
 	static bool populates(const Op &o) { return o.kind == OpKind::mmap && (o.flags & uapi::MAP_POPULATE); }
 	static bool zaps(const Op &o) { return o.kind == OpKind::madvise && o.advice == uapi::MADV_DONTNEED; }
+	static bool accesses(const Op &o) { return o.kind == OpKind::load || o.kind == OpKind::store; }
 	bool rss_beside_partial_change(const Group &g, size_t i) const
 	{
 		if (p_.ops[i].kind != OpKind::smaps)
@@ -508,7 +514,7 @@ private:
 		}
 		for (size_t j = g.begin; j < g.end; j++) {
 			const Op &o = p_.ops[j];
-			const bool access = o.kind == OpKind::load || o.kind == OpKind::store;
+			const bool access = accesses(o);
 			if (o.kind == OpKind::load && relaxed_[j])
 				return true;  // left out of every candidate
 			if (access && seen_.events[j].sig)
@@ -532,7 +538,7 @@ private:
 	bool another_thread_accesses(const Group &g, int t) const
 	{
 		for (size_t j = g.begin; j < g.end; j++)
-			if ((p_.ops[j].kind == OpKind::load || p_.ops[j].kind == OpKind::store) && p_.ops[j].thread != t)
+			if (accesses(p_.ops[j]) && p_.ops[j].thread != t)
 				return true;
 		return false;
 	}
@@ -597,6 +603,8 @@ private:
 	std::vector<bool> checked_early_;  // per program op: an update that may check before a freeze
 					   // (its_check_beside_a_freeze)
 	std::set<size_t> unfrozen_;      // in that candidate: updates that checked before a placed freeze
+	std::vector<int> rebinds_;       // per program op: the label it binds as the last of its group's
+					 // binders to return (last_binders), or -1
 	std::vector<size_t> closest_order_;
 	size_t closest_at_ = 0, closest_op_ = 0;
 	bool closest_after_ = false;

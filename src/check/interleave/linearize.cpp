@@ -48,14 +48,21 @@ public:
 		for (const Group &g : groups) {
 			for (size_t i = g.begin; i < g.end; i++)
 				relaxed_[i] = busy_freeze(g, i) || unbound_beside_its_mapping(g, i) || call_beside_its_exit(g, i);
-			for (size_t i = g.begin; i < g.end; i++)
-				rss_free_[i] = rss_beside_partial_change(g, i);
 			for (size_t i = g.begin; i < g.end; i++) {
 				held_[i] = its_file_beside_a_close(g, i);
 				checked_early_[i] = its_check_beside_a_freeze(g, i);
 			}
 			last_binders(g);
 		}
+		for (const Group &g : groups)
+			for (size_t i = g.begin; i < g.end; i++)
+				rss_free_[i] = p.ops[i].kind == OpKind::smaps && another_thread_touches_mappings(p, g, p.ops[i].thread);
+		for (const Group &g : groups)
+			if (two_threads_touch_mappings(p, g)) {
+				for (size_t i = g.begin; i < p.ops.size(); i++)
+					rss_free_[i] = p.ops[i].kind == OpKind::smaps;
+				break;
+			}
 	}
 
 	// The search over group k's orders, each checked against what follows.
@@ -452,108 +459,50 @@ private:
 		return false;
 	}
 
-	// smaps' Rss is a count its page-table walk takes under mmap_read_lock,
-	// one PTE table at a time, beside what changes page tables without the
-	// write lock, which no sequential order shows part-way: an mmap's
-	// MAP_POPULATE faults (after mmap_write_unlock: the VMA is there, its
-	// pages are coming), MADV_DONTNEED's zap, and a load or store that
-	// ended in a signal after it faulted a page in (the access retries, and
-	// a munmap or mprotect in between leaves it nothing it may touch).
-	// Beside such an op of another thread in the group, an smaps result is
-	// compared without its Rss, and after such an op of its own thread too
-	// (the threads fuzz target at v3, 2026-12-07, 13 minutes in: T1's load
-	// faulted A's page in, T0's mprotect(PROT_NONE) came before its retry,
-	// which got SIGSEGV, and T1's smaps then counted the page, where every
-	// order has the load succeed or fault in nothing;
-	// corpora/interleavings/regressions/smaps_after_its_own_failed_load.fl).
-	// And after its own thread's MAP_POPULATE mmap: __mm_populate walks the
-	// VMAs in the range as they are after mmap_write_unlock, so another
-	// thread's MAP_FIXED mmap placed over part of it in between gets its
-	// pages faulted in (the threads fuzz target at v2, 2026-12-07, 15
-	// minutes in: 25 pages of B counted where every order has none;
-	// corpora/interleavings/regressions/smaps_after_its_own_populate.fl).
-	// And after its own thread's load or store beside another thread's: the
-	// two faults can run at once, so a read fault's fault-around (v3) maps
-	// pages although the other's store had already installed the page it
-	// then reads, which no order shows (the threads fuzz target at v3,
-	// 2026-12-07, 8 minutes in: Rss 1 page in the neighbouring VMA where
-	// every order has none; .../smaps_after_its_own_fault_around.fl).
-	// So is it beside a load of the group (this thread's too) that the
-	// candidates leave out as a look beside its process's exit
-	// (call_beside_its_exit): its fault paged in what the smaps counted.
-	// Found by the swarm on the fixed kernel (a store that got SIGSEGV while
-	// smaps counted its page) and by the threads fuzz target in 30 minutes
-	// at v2: 4 smaps inside a populate (0 to 129 pages), and 10 one page
-	// short in every candidate beside a load left out. So is it beside
-	// another thread's load or store in the VMA it counted: the access's fault
-	// installs the page before the access is made (the threads fuzz target
-	// at v3, 2026-12-06: smaps counted a store's page, then a load read 0
-	// before the store was made; corpora/interleavings/regressions/
-	// smaps_between_a_fault_and_its_store.fl), whatever label the access
-	// names (in_the_counted_vma).
-	//
-	// So is every smaps after a group where an mmap's populate ran beside
-	// another thread's MADV_DONTNEED: the zap can clear a page the populate
-	// faults in again afterwards, so the pages left are no sequential
-	// order's (the threads fuzz target, 12 minutes in at v2: Rss 4 pages after
-	// the group where every order leaves 3).
-	static bool populates(const Op &o) { return o.kind == OpKind::mmap && (o.flags & uapi::MAP_POPULATE); }
-	static bool zaps(const Op &o) { return o.kind == OpKind::madvise && o.advice == uapi::MADV_DONTNEED; }
-	static bool accesses(const Op &o) { return o.kind == OpKind::load || o.kind == OpKind::store; }
-	bool rss_beside_partial_change(const Group &g, size_t i) const
+	// smaps' Rss counts the PTEs present in a VMA. Which pages are present
+	// is no result of a sequential order once two threads of a group touch
+	// mappings at once: a fault installs its page before its access is
+	// made, and keeps it when the access then fails (a munmap or mprotect
+	// came before its retry); v3's fault-around maps pages beside another
+	// thread's fault of the same page; MAP_POPULATE faults in, after
+	// mmap_write_unlock, whatever VMAs its range then holds (another
+	// thread's MAP_FIXED mapping too), and races MADV_DONTNEED's zap; an
+	// exit tears an mm down under a look. And smaps itself walks the page
+	// tables under mmap_read_lock, one table at a time, beside populates,
+	// zaps and faults part-way. The threads fuzz targets found these shapes
+	// one by one (the smaps_* regressions in corpora/interleavings/
+	// regressions), each a false alarm, in the group and after it
+	// (smaps_after_a_failed_load.fl). So an smaps beside another thread's
+	// op that touches mappings, and every smaps from the first group in
+	// which two threads touch mappings on, is compared by its VmFlags
+	// alone. What a present page holds is data, which loads compare, and a
+	// PTE where no VMA is stays a machine violation (pte_outside_vma).
+	static bool touches_mappings(const Op &o)
 	{
-		if (p_.ops[i].kind != OpKind::smaps)
+		switch (o.kind) {
+		case OpKind::update:
+		case OpKind::lookup:
+		case OpKind::freeze:
+		case OpKind::close:
+		case OpKind::smaps:
 			return false;
-		for (const Group &e : groups_) {
-			if (e.begin >= g.begin)
-				break;
-			for (size_t a = e.begin; a < e.end; a++)
-				for (size_t b = e.begin; b < e.end; b++)
-					if (populates(p_.ops[a]) && zaps(p_.ops[b]) && p_.ops[a].thread != p_.ops[b].thread)
-						return true;
+		default:
+			return true;
 		}
-		for (size_t j = g.begin; j < g.end; j++) {
-			const Op &o = p_.ops[j];
-			const bool access = accesses(o);
-			if (o.kind == OpKind::load && relaxed_[j])
-				return true;  // left out of every candidate
-			if (access && seen_.events[j].sig)
-				return true;  // this thread's too: another thread changed what its retry found
-			if (populates(o))
-				return true;  // this thread's too: another thread mapped into its range
-			if (o.thread == p_.ops[i].thread) {
-				if (access && another_thread_accesses(g, o.thread))
-					return true;  // its fault (and fault-around) may have raced the other's
-				continue;
-			}
-			if (access && in_the_counted_vma(i, j))
-				return true;
-			if (zaps(o))
-				return true;
-		}
-		return false;
 	}
-
-	// Whether a thread of group g other than t loads or stores.
-	bool another_thread_accesses(const Group &g, int t) const
+	static bool another_thread_touches_mappings(const Program &p, const Group &g, int t)
 	{
 		for (size_t j = g.begin; j < g.end; j++)
-			if (accesses(p_.ops[j]) && p_.ops[j].thread != t)
+			if (p.ops[j].thread != t && touches_mappings(p.ops[j]))
 				return true;
 		return false;
 	}
-
-	// Whether access j's bytes, at the address it used, lie in the VMA that
-	// smaps i counted as it ran. By address, not by label: a label unmapped
-	// and another mapped in its place name one VMA (the threads fuzz target,
-	// v3, 2026-12-06, 30 minutes in: smaps of an unmapped A counted the page
-	// a store to C, placed at A's old address, faulted in before its store
-	// was made; corpora/interleavings/regressions/smaps_of_a_label_reused_by_a_store.fl).
-	bool in_the_counted_vma(size_t i, size_t j) const
+	static bool two_threads_touch_mappings(const Program &p, const Group &g)
 	{
-		const Execution::OpAddresses &s = used_[i], &a = used_[j];
-		return s.set && a.set && s.vma_start < s.vma_end && a.addr < s.vma_end &&
-		       a.addr + p_.ops[j].size > s.vma_start;
+		for (size_t j = g.begin; j < g.end; j++)
+			if (touches_mappings(p.ops[j]) && another_thread_touches_mappings(p, g, p.ops[j].thread))
+				return true;
+		return false;
 	}
 
 	// Program op i's candidate result against the observed one.
@@ -596,7 +545,7 @@ private:
 	std::vector<bool> relaxed_;      // per program op: no effect, no result to match (busy_freeze,
 					 // unbound_beside_its_mapping, call_beside_its_exit)
 	std::vector<Execution::OpAddresses> used_;  // per program op: a group op's addresses, as it ran
-	std::vector<bool> rss_free_;     // per program op: smaps compared without Rss (rss_beside_partial_change)
+	std::vector<bool> rss_free_;     // per program op: smaps compared without Rss (two_threads_touch_mappings)
 	std::vector<bool> held_;         // per program op: holds its file beside a close (its_file_beside_a_close)
 	std::vector<bool> placed_;       // per program op, in the candidate being replayed: its place passed
 	std::map<size_t, int> holds_;    // in that candidate: program op -> its file (Machine::map_fd_hold)

@@ -51,10 +51,6 @@ std::vector<std::pair<uint32_t, uint8_t>> picks_at(const ConcurrentCase &in, uin
 
 Ran run_case(const ConcurrentCase &in, const Config &cfg)
 {
-	std::string err;  // run_schedule would run a Program whose groups are invalid sequentially
-	interleave::find_groups(in.program, &err);
-	if (!err.empty())
-		throw std::logic_error("gen_concurrent_case wrote invalid groups: " + err);
 	const auto fails = sched::ByteSchedule::failing(in.fail_events);
 	sched::ByteSchedule unswitched({}, fails);
 	const uint64_t steps = interleave::run_schedule(in.program, cfg, unswitched).sched.steps;

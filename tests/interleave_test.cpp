@@ -565,6 +565,17 @@ TEST(Interleave, LockFailureFindingReplaysFromItsText)
 	EXPECT_NE(o3.sched.trace_hash, o.sched.trace_hash);
 }
 
+// A thread in two processes is no schedule run_schedule could run: it
+// refuses the Program rather than run it sequentially as if it passed.
+TEST(Interleave, RunScheduleRefusesAThreadInTwoProcesses)
+{
+	Program p = parse("map value_size=8 max_entries=8192\nmmap A len=1p prot=rw\nfork\n"
+			  "load A thread=0\nload A proc=1 thread=0\n");
+	Config c{Arch::A64, Patch::v2, 12, Door::anon, false};
+	sched::Replay none({});
+	EXPECT_THROW(interleave::run_schedule(p, c, none), std::invalid_argument);
+}
+
 // A second concurrent group, after a "join" or after a sequential op: a
 // thread is one task over both groups, so T0's second finish_fault is #2 (its
 // first was in group 1). The historical leak is found in group 2, and the

@@ -8,6 +8,8 @@
 #include "base/arena.h"
 #include "base/sched/strategy.h"
 
+#include <stdexcept>
+
 namespace fl::interleave {
 
 namespace {
@@ -335,7 +337,10 @@ ScheduleOutcome run_schedule(const Program &p, const Config &cfg, sched::Strateg
 			     const ScheduleChecks &checks)
 {
 	std::string err;
-	Runner r(p, cfg, find_groups(p, &err), checks);
+	std::vector<Group> groups = find_groups(p, &err);
+	if (!err.empty())  // run sequentially, it would pass as a schedule it never was
+		throw std::invalid_argument("run_schedule: " + err);
+	Runner r(p, cfg, std::move(groups), checks);
 	return r.run(group_strategy);
 }
 

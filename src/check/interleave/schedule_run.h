@@ -56,6 +56,8 @@ struct ScheduleChecks {
 	bool point_invariants = true;  // write-active and page counts at every point (point_invariants.h)
 };
 
+// Throws std::invalid_argument when the groups are invalid (find_groups'
+// error): a Program's text is checked by its reader before it gets here.
 ScheduleOutcome run_schedule(const Program &, const Config &, sched::Strategy &group_strategy,
 			     const ScheduleChecks & = {});
 

@@ -47,6 +47,9 @@ public:
 		rebinds_.assign(p.ops.size(), -1);
 		for (const Group &g : groups) {
 			for (size_t i = g.begin; i < g.end; i++)
+				if (p.ops[i].kind == OpKind::fork && seen.events[i].ret > 0)  // a skip's ret is 0
+					forked_pids_.insert(int(seen.events[i].ret));
+			for (size_t i = g.begin; i < g.end; i++)
 				relaxed_[i] = busy_freeze(g, i) || unbound_beside_its_mapping(g, i) || call_beside_its_exit(g, i);
 			for (size_t i = g.begin; i < g.end; i++) {
 				held_[i] = its_file_beside_a_close(g, i);
@@ -177,6 +180,7 @@ private:
 		placed_.assign(p_.ops.size(), false);
 		holds_.clear();
 		unfrozen_.clear();
+		pid_as_.clear();
 		for (size_t i = 0; i < g.begin; i++) {
 			run_in_candidate(e, i);
 			if (const Group *past = group_of(i); past && past->end == i + 1)
@@ -193,7 +197,7 @@ private:
 		bind_as_returned(e, g);
 		const size_t next = k + 1 < groups_.size() ? groups_[k + 1].begin : p_.ops.size();
 		for (size_t i = g.end; i < next; i++) {
-			Event ev = e.run_op(i);
+			Event ev = run_named(e, i, i);
 			if (!same(i, ev))
 				return differs(k, n, i, true, std::move(ev));
 		}
@@ -261,7 +265,7 @@ private:
 		if (relaxed_[orig])
 			return std::nullopt;
 		Event ev;
-		std::function<void()> run = [&] { ev = e.run_op(qi); };
+		std::function<void()> run = [&] { ev = run_named(e, qi, orig); };
 		if (unfrozen_.erase(orig))
 			run = [&e, op = std::move(run)] { e.machine().map_checked_before_freeze(op); };
 		const auto h = holds_.find(orig);
@@ -273,6 +277,35 @@ private:
 		holds_.erase(h);
 		return ev;
 	}
+
+	// A pid is a name, bound when its fork returns, as a label is: the
+	// kernel's fork copies the mm (dup_mmap under mmap_write_lock) before
+	// it allocates the pid (copy_process: copy_mm, then alloc_pid), so two
+	// threads' forks can take their pids in the other order than their
+	// copies. T0's fork copied the mm before T2's mmap A, and T2's fork
+	// (after that mmap) took pid 4 before T0's took 5, so process 5 had no
+	// A, where every order gives the second fork's child A (the threads fuzz
+	// target at v3, 2026-12-07: corpora/interleavings/regressions/
+	// pids_taken_in_the_other_order.fl). So in a candidate, the program's
+	// pid P of a group's fork names the child that fork made there; the
+	// fork's result, and a skip's "no process", are written back in the
+	// program's names. Until that fork has run, P names no process.
+	Event run_named(Execution &e, size_t qi, size_t orig)
+	{
+		const int named = p_.ops[orig].proc;
+		const auto as = pid_as_.find(named);
+		q_.ops[qi].proc = as != pid_as_.end() ? as->second : forked_pids_.count(named) ? kNoPid : named;
+		Event ev = e.run_op(qi);
+		if (q_.ops[qi].proc != named && ev.info == "skipped: no process " + std::to_string(q_.ops[qi].proc))
+			ev.info = "skipped: no process " + std::to_string(named);
+		const int64_t seen = seen_.events[orig].ret;
+		if (p_.ops[orig].kind == OpKind::fork && forked_pids_.count(int(seen)) && ev.ret > 0) {
+			pid_as_[int(seen)] = int(ev.ret);
+			ev.ret = seen;
+		}
+		return ev;
+	}
+	static constexpr int kNoPid = 1 << 30;
 
 	// The ops of `at`'s group marked in `which`, of another thread, not yet
 	// placed, that may have begun before `at` in the candidate:
@@ -552,6 +585,8 @@ private:
 	std::vector<bool> checked_early_;  // per program op: an update that may check before a freeze
 					   // (its_check_beside_a_freeze)
 	std::set<size_t> unfrozen_;      // in that candidate: updates that checked before a placed freeze
+	std::set<int> forked_pids_;      // the pids the groups' forks returned in the run (run_named)
+	std::map<int, int> pid_as_;      // in that candidate: such a pid -> the child its fork made there
 	std::vector<int> rebinds_;       // per program op: the label it binds as the last of its group's
 					 // binders to return (last_binders), or -1
 	std::vector<size_t> closest_order_;

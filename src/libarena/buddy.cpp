@@ -694,7 +694,9 @@ static u32 buddy_cache_spill(buddy_ctx *b, u64 cache, u64 order, u32 nr)
 	count = arena_read_once32(b, xfer + XFER_COUNT);
 	buddy_point(b, FL_SCHED_LABEL("count_checked"));
 	if (count + BUDDY_CACHE_BATCH <= BUDDY_XFER_CAP && !buddy_xfer_trylock(b, xfer)) {
+#if !defined(FL_PLANT_BUDDY_SPILL_NO_RECHECK)
 		count = xfer_count(b, xfer);
+#endif  /* planted slip (test-only build): the count read before the trylock is trusted */
 		if (count + BUDDY_CACHE_BATCH <= BUDDY_XFER_CAP) {
 			for (i = 0; i < BUDDY_CACHE_BATCH; i++)
 				b->arena->store64(xfer_obj(xfer, count + i), batch[i]);

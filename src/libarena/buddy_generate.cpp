@@ -51,10 +51,19 @@ std::string gen_point(BuddyChoices &c)
 // CPU (what fills a LIFO past its capacity and reaches the transfer
 // caches) while others spread them out. 0 is the plain choice: every kind
 // on, no palette, no home CPU.
+// A LIFO spills on its 9th push and refills when empty, and a transfer
+// cache takes two batches: reaching a spill or refill on two CPUs of one
+// order at once takes a dozen allocs and frees of that order per CPU, more
+// than ops drawn one at a time bring together: the swarm found a planted
+// lost re-check in the spill path (spill_no_recheck) once in 47,500
+// Programs, and with bursts at each of seeds 1-10, after 48-1,205
+// Programs. So a third of the Programs come in bursts: an alloc, free or
+// NMI call repeated as a workload repeats it.
 struct Features {
 	bool off[10] = {};         // op kinds left out (by table index; alloc and free never)
 	std::vector<u64> palette;  // sizes most allocs reuse
 	bool home = false;         // most ops on CPU 0
+	u32 burst = 0;             // an op is repeated up to this many times (0: never)
 };
 
 Features gen_features(BuddyChoices &c)
@@ -65,7 +74,17 @@ Features gen_features(BuddyChoices &c)
 	for (u32 n = c.below(4); n--;)
 		f.palette.push_back(gen_size(c));
 	f.home = c.below(2);
+	f.burst = c.below(3) == 2 ? 16 : 0;
 	return f;
+}
+
+// How many times an op is written: a burst repeats the calls a workload
+// repeats (alloc, free, and the NMIs that do the same).
+u32 gen_repeats(BuddyChoices &c, const Features &f, const BuddyOp &op)
+{
+	const bool repeatable = op.kind == BuddyOp::alloc || op.kind == BuddyOp::free || op.kind == BuddyOp::nmi_free ||
+				op.kind == BuddyOp::nmi_alloc;
+	return f.burst && repeatable ? 1 + c.below(f.burst) : 1;
 }
 
 u64 gen_alloc_size(BuddyChoices &c, const Features &f)
@@ -196,10 +215,13 @@ BuddyCase generate_buddy_case(BuddyChoices &c, buddy_level level)
 	k.program.level = level;
 	k.program.concurrent = true;
 	const u32 ncpus = 2 + c.below(BUDDY_NR_CPUS - 1);
-	const size_t nops = 2 + c.below(kMaxGeneratedBuddyOps - 1);
 	const Features f = gen_features(c);
-	while (k.program.ops.size() < nops && !c.exhausted())
-		k.program.ops.push_back(gen_op(c, level, ncpus, f));
+	const size_t nops = 2 + c.below(u32((f.burst ? kMaxGeneratedBuddyOps : kMaxGeneratedBuddyOps / 2) - 1));
+	while (k.program.ops.size() < nops && !c.exhausted()) {
+		const BuddyOp op = gen_op(c, level, ncpus, f);
+		for (u32 n = gen_repeats(c, f, op); n-- && k.program.ops.size() < nops;)
+			k.program.ops.push_back(op);
+	}
 	if (k.program.ops.empty())  // an empty list: the smallest case, one alloc
 		k.program.ops.push_back(BuddyOp{});
 	// joins: a quarter of the Programs run in two or three phases

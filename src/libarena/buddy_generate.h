@@ -71,7 +71,7 @@ struct BuddyCase {
 	std::map<uint64_t, int> events;                   // and its events: lock failures, NMI placements
 };
 
-inline constexpr size_t kMaxGeneratedBuddyOps = 32;
+inline constexpr size_t kMaxGeneratedBuddyOps = 64;  // 32 unless the Program comes in bursts
 
 BuddyCase generate_buddy_case(BuddyChoices &, buddy_level);
 

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "base/schedule_set.h"
+#include "base/sched/strategy.h"
 #include "libarena/buddy_generate.h"
 
 namespace fl::libarena {
@@ -14,8 +15,9 @@ BuddySwarmReport buddy_swarm(const BuddySwarmOptions &o)
 	const Clock::time_point start = Clock::now();
 	auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
 	BuddySwarmReport r;
+	sched::SplitMix64 seeds(o.seed);  // not o.seed + i: then seed 2's Programs were seed 1's, one later
 	while ((!o.max_programs || r.programs < o.max_programs) && (r.programs == 0 || elapsed() < o.seconds)) {
-		const uint64_t seed = o.seed + r.programs;
+		const uint64_t seed = seeds();
 		SeededChoices choices(seed);
 		const BuddyCase c = generate_buddy_case(choices, o.level);
 		BuddyExploreOptions e;

@@ -41,7 +41,8 @@ struct BuddySwarmReport {
 	std::optional<BuddyFinding> finding;
 };
 
-// Program i (0-based) is generate_buddy_case(SeededChoices(seed + i), level).
+// Program i (0-based) is generate_buddy_case(SeededChoices(s_i), level), s_i
+// the i-th output of SplitMix64(seed): two seeds share no Program.
 BuddySwarmReport buddy_swarm(const BuddySwarmOptions &);
 
 }  // namespace fl::libarena

@@ -31,7 +31,7 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 	std::set<std::string> points;
 	std::set<int> cpus, kinds;
 	bool invalid = false;
-	size_t several = 0, nested = 0, joined = 0, events = 0;
+	size_t several = 0, nested = 0, joined = 0, events = 0, bursts = 0;
 	for (uint64_t seed = 1; seed <= 500; seed++) {
 		SeededChoices a(seed), b(seed);
 		const BuddyCase x = generate_buddy_case(a, buddy_level::series);
@@ -59,6 +59,10 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 			}
 		}
 		joined += !x.program.joins.empty();
+		size_t run = 1, longest = 1;  // the same op written again and again: a burst
+		for (size_t i = 1; i < x.program.ops.size(); i++)
+			longest = std::max(longest, run = x.program.ops[i] == x.program.ops[i - 1] ? run + 1 : 1);
+		bursts += longest >= 8;
 		events += !x.events.empty();
 		// the text form carries what the Program says (the schedule is the run's)
 		std::string err;
@@ -67,10 +71,11 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 		EXPECT_EQ(back->ops, x.program.ops);
 		EXPECT_EQ(back->joins, x.program.joins);
 	}
-	// handler blocks of several calls, nested ones, joins and schedule events in a fair share
+	// handler blocks of several calls, nested ones, joins, bursts and schedule events in a fair share
 	EXPECT_GT(several, 50u);
 	EXPECT_GT(nested, 20u);
 	EXPECT_GT(joined, 50u);
+	EXPECT_GT(bursts, 50u);  // what fills LIFOs and transfer caches on several CPUs
 	EXPECT_GT(events, 200u);
 	EXPECT_EQ(orders.size(), 16u);
 	EXPECT_TRUE(invalid);

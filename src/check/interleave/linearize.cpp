@@ -282,8 +282,8 @@ private:
 	// kernel's fork copies the mm (dup_mmap under mmap_write_lock) before
 	// it allocates the pid (copy_process: copy_mm, then alloc_pid), so two
 	// threads' forks can take their pids in the other order than their
-	// copies. T0's fork copied the mm before T2's mmap A, and T2's fork
-	// (after that mmap) took pid 4 before T0's took 5, so process 5 had no
+	// copies. T0's fork copied the mm before T1's mmap A, and T1's fork
+	// (after that mmap) took pid 1 before T0's took 2, so process 2 had no
 	// A, where every order gives the second fork's child A (the threads fuzz
 	// target at v3, 2026-12-07: corpora/interleavings/regressions/
 	// pids_taken_in_the_other_order.fl). So in a candidate, the program's

@@ -129,10 +129,6 @@ Event Execution::run(const Op &op, size_t index)
 		SmapsEntry s = m.read_smaps(op.proc, addr);
 		ev.info = s.found ? "VmFlags: " + s.vm_flags + " | Rss: " + std::to_string(s.rss_pages) + "p"
 				  : "no vma";
-		if (index != SIZE_MAX && s.found) {
-			used_[index].vma_start = s.start;
-			used_[index].vma_end = s.end;
-		}
 		break;
 	}
 	}

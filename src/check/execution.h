@@ -49,7 +49,6 @@ public:
 	struct OpAddresses {
 		uint64_t addr = 0, at = 0;
 		bool set = false;
-		uint64_t vma_start = 0, vma_end = 0;  // an smaps: the VMA it counted, as it ran
 	};
 	const std::vector<OpAddresses> &used_addresses() const { return used_; }
 	void pin_addresses(std::vector<OpAddresses> pins) { pins_ = std::move(pins); }

@@ -79,7 +79,7 @@ std::string Labels::prepare(const Program &p, const Op &op, bool proc_alive, uns
 		      op.kind == OpKind::close || op.kind == OpKind::arena_alloc || op.kind == OpKind::arena_free ||
 		      op.kind == OpKind::arena_reserve;  /* the arena kfuncs run in a BPF program, not a process */
 	if (!proc_alive && !bpf_op)
-		return "skipped: no process " + std::to_string(op.proc);
+		return skipped_no_process(op.proc);
 	resolve(op.addr, page_shift, addr);
 	if (op.has_at)
 		resolve(op.at, page_shift, at);

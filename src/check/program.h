@@ -132,6 +132,10 @@ struct Program {
 	int add_label(const std::string &name);          // existing index or a new one
 };
 
+// A skipped op's event info when its process is gone (Labels::prepare);
+// the linearizability candidates write it back in the run's pid names.
+inline std::string skipped_no_process(int pid) { return "skipped: no process " + std::to_string(pid); }
+
 // The addresses a running Program's labels are bound to, shared by every
 // backend (the machine's Execution, the host executor).
 class Labels {

@@ -46,11 +46,11 @@ public:
 		checked_early_.resize(p.ops.size());
 		rebinds_.assign(p.ops.size(), -1);
 		for (const Group &g : groups) {
-			for (size_t i = g.begin; i < g.end; i++)
+			for (size_t i = g.begin; i < g.end; i++) {
+				relaxed_[i] = busy_freeze(g, i) || unbound_beside_its_mapping(g, i) || call_beside_its_exit(g, i);
 				if (p.ops[i].kind == OpKind::fork && seen.events[i].ret > 0)  // a skip's ret is 0
 					forked_pids_.insert(int(seen.events[i].ret));
-			for (size_t i = g.begin; i < g.end; i++)
-				relaxed_[i] = busy_freeze(g, i) || unbound_beside_its_mapping(g, i) || call_beside_its_exit(g, i);
+			}
 			for (size_t i = g.begin; i < g.end; i++) {
 				held_[i] = its_file_beside_a_close(g, i);
 				checked_early_[i] = its_check_beside_a_freeze(g, i);
@@ -296,8 +296,8 @@ private:
 		const auto as = pid_as_.find(named);
 		q_.ops[qi].proc = as != pid_as_.end() ? as->second : forked_pids_.count(named) ? kNoPid : named;
 		Event ev = e.run_op(qi);
-		if (q_.ops[qi].proc != named && ev.info == "skipped: no process " + std::to_string(q_.ops[qi].proc))
-			ev.info = "skipped: no process " + std::to_string(named);
+		if (q_.ops[qi].proc != named && ev.info == skipped_no_process(q_.ops[qi].proc))
+			ev.info = skipped_no_process(named);
 		const int64_t seen = seen_.events[orig].ret;
 		if (p_.ops[orig].kind == OpKind::fork && forked_pids_.count(int(seen)) && ev.ret > 0) {
 			pid_as_[int(seen)] = int(ev.ret);

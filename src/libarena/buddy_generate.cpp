@@ -82,9 +82,7 @@ Features gen_features(BuddyChoices &c)
 // repeats (alloc, free, and the NMIs that do the same).
 u32 gen_repeats(BuddyChoices &c, const Features &f, const BuddyOp &op)
 {
-	const bool repeatable = op.kind == BuddyOp::alloc || op.kind == BuddyOp::free || op.kind == BuddyOp::nmi_free ||
-				op.kind == BuddyOp::nmi_alloc;
-	return f.burst && repeatable ? 1 + c.below(f.burst) : 1;
+	return f.burst && comes_in_bursts(op) ? 1 + c.below(f.burst) : 1;
 }
 
 u64 gen_alloc_size(BuddyChoices &c, const Features &f)

@@ -76,6 +76,14 @@ struct BuddyOp {
 	bool operator==(const BuddyOp &) const = default;
 };
 
+// The calls a workload repeats, which the generator and the binary form
+// write in bursts: a LIFO spills on its 9th push and refills when empty.
+inline bool comes_in_bursts(const BuddyOp &op)
+{
+	return op.kind == BuddyOp::alloc || op.kind == BuddyOp::free || op.kind == BuddyOp::nmi_free ||
+	       op.kind == BuddyOp::nmi_alloc;
+}
+
 struct BuddyProgram {
 	buddy_level level = buddy_level::before;
 	std::vector<BuddyOp> ops;
@@ -100,12 +108,13 @@ extern const size_t kBuddyNmiPointCount;
 
 // The binary form's ops (the rest of the bytes, but a concurrent input's
 // schedule at its end, decode to nothing). An input's cost is linear in its
-// ops (about 65 us each for a concurrent one under ASan), so a campaign's
-// inputs, which grow to max_len, slowed it from ~1,000 exec/s to ~300 at
-// 48 (#37); and a fuzz finding of the planted refill_past_count slip sits
-// at op 8-20 (12 runs). syzkaller aims at 20-30 calls a program
-// (prog.RecommendedCalls). src/libarena/README.md has the measurements.
-inline constexpr size_t kMaxBuddyOps = 24;
+// ops (about 65 us each for a concurrent one under ASan), which is why the
+// limit was 24 (syzkaller aims at 20-30 calls a program). But a spill or
+// refill on two CPUs of one order at once takes a dozen allocs and frees of
+// that order per CPU: with bursts at 24 ops the planted lost re-check
+// spill_no_recheck was not found in 3 x 120 s, at 48 in 35-63 s, its
+// violation at op 33-44. src/libarena/README.md has the measurements.
+inline constexpr size_t kMaxBuddyOps = 48;
 inline constexpr size_t kMaxNmiNesting = 4;  // nmi blocks inside nmi blocks (the parser's limit)
 
 // One op's text (a block on several lines), without a trailing newline.

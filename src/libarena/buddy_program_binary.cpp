@@ -2,7 +2,7 @@
 // Byte string -> allocator Program (buddy_program.h), total and
 // deterministic. Sizes lean to small objects (the caches' orders) with now
 // and then a large or invalid one; targets lean to live objects. CPUs 0-3,
-// NMI handler blocks (up to 3 calls, nested 2 deep) and joins; lock
+// NMI handler blocks (up to 3 calls, nested 2 deep), joins and bursts; lock
 // failures and where a schedule runs a handler are the fuzz target's
 // schedule (fuzz/buddy_fuzzer.cpp), not the Program's.
 #include <algorithm>
@@ -170,7 +170,12 @@ BuddyProgram decode_buddy_program(const u8 *data, size_t n, buddy_level level)
 		}
 		if (op.kind == BuddyOp::reinit || op.kind == BuddyOp::drain)
 			op.size = 0;  // only what the text form carries
-		p.ops.push_back(op);
+		// A burst, as the generator writes them (buddy_generate.cpp's
+		// gen_repeats): an op byte's top bits (the CPU takes bits 4-5) at 3
+		// repeat an alloc, free or NMI call 2-16 times, which fills a LIFO to
+		// its spill and empties it to a refill in a few bytes.
+		for (unsigned n = comes_in_bursts(op) && k >> 6 == 3 ? 2 + in.u8() % 15 : 1; n-- && p.ops.size() < kMaxBuddyOps;)
+			p.ops.push_back(op);
 	}
 	if (!p.joins.empty() && p.joins.back() == p.ops.size())
 		p.joins.pop_back();  // a join stands between two ops

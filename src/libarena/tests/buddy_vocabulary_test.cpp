@@ -241,7 +241,7 @@ TEST(BuddyDecode, RicherInputsRunQuietAndReplay)
 	std::printf("BuddyDecode seed=0x%x cases=%d\n", unsigned(seed), cases);
 	std::mt19937 rng(seed);
 	const buddy_level levels[] = {buddy_level::before, buddy_level::nmi_deferred, buddy_level::series};
-	size_t blocks = 0, joins = 0, events = 0, known = 0;
+	size_t blocks = 0, joins = 0, events = 0, known = 0, bursts = 0;
 	for (int i = 0; i < cases; i++) {
 		std::vector<u8> bytes(8 + rng() % 120);
 		for (u8 &x : bytes)
@@ -259,8 +259,10 @@ TEST(BuddyDecode, RicherInputsRunQuietAndReplay)
 		const bool nmi_chunk = v.what.find("lockdep: NMI context takes ptl") != std::string::npos;
 		known += nmi_chunk;
 		ASSERT_TRUE(v.ok || (nmi_chunk && p.level == buddy_level::before)) << v.what << "\n" << format_buddy_program(p);
-		for (const BuddyOp &op : p.ops)
-			blocks += op.kind == BuddyOp::nmi;
+		for (size_t k = 0; k < p.ops.size(); k++) {
+			blocks += p.ops[k].kind == BuddyOp::nmi;
+			bursts += k >= 2 && p.ops[k] == p.ops[k - 1] && p.ops[k] == p.ops[k - 2];
+		}
 		joins += p.joins.size();
 		for (const sched::Record &r : v.records)
 			events += r.action != sched::Action::switch_to;
@@ -273,10 +275,30 @@ TEST(BuddyDecode, RicherInputsRunQuietAndReplay)
 		EXPECT_EQ(r.what, v.what) << format_buddy_program(q);
 		EXPECT_EQ(r.results, v.results) << format_buddy_program(q);
 	}
-	std::printf("BuddyDecode: %zu handler blocks, %zu joins, %zu fail/nmi events, %zu new chunks in NMI\n", blocks,
-		    joins, events, known);
+	std::printf("BuddyDecode: %zu handler blocks, %zu joins, %zu fail/nmi events, %zu new chunks in NMI, %zu ops "
+		    "third in a row\n",
+		    blocks, joins, events, known, bursts);
 	EXPECT_GT(blocks, 0u);
 	EXPECT_GT(events, 0u);
+	EXPECT_GT(bursts, 0u);
+}
+
+// A burst: an op byte's top bits at 3 write an alloc, free or NMI call 2-16
+// times (the next byte after its operands says how many), up to the op limit.
+TEST(BuddyDecode, TopBitsWriteABurst)
+{
+	const u8 burst[] = {0xc0, 0x01, 0x05, 0x30, 0x01};  // alloc 8 on CPU 0, 2 + 5 times; alloc 8 on CPU 3
+	BuddyProgram p = decode_buddy_program(burst, sizeof burst, buddy_level::series);
+	ASSERT_EQ(p.ops.size(), 8u) << format_buddy_program(p);
+	for (size_t k = 0; k < 7; k++)
+		EXPECT_EQ(p.ops[k], (BuddyOp{.kind = BuddyOp::alloc, .size = 8})) << k;
+	EXPECT_EQ(p.ops[7], (BuddyOp{.kind = BuddyOp::alloc, .size = 8, .cpu = 3}));
+	const u8 no_burst[] = {0xc5, 0x01, 0x02, 0x00, 0x01};  // a bulk alloc does not repeat: 0x00 is the next op
+	EXPECT_EQ(decode_buddy_program(no_burst, sizeof no_burst, buddy_level::series).ops.size(), 2u);
+	std::vector<u8> many;
+	for (int i = 0; i < 10; i++)
+		many.insert(many.end(), {0xc6, 0x04, 0x0e});  // free live:0, 16 times each
+	EXPECT_EQ(decode_buddy_program(many.data(), many.size(), buddy_level::series).ops.size(), kMaxBuddyOps);
 }
 
 }  // namespace fl::libarena

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -811,6 +812,37 @@ TEST(Interleave, HistoricalLevelsFoundFromScratchAndFixesQuiet)
 		EXPECT_FALSE(fixed.finding) << fixed.finding->outcome.verdict();
 		EXPECT_TRUE(fixed.bounded_exhausted);
 	}
+}
+
+// Seeds name independent runs: the random walk from seeds 1-8 finds
+// toctou_2021's race each with a seed of its own, in 7 different schedules.
+// (With seed + i as schedule i's seed, all eight found it in one schedule,
+// the walk of seed 36, at schedule 36 down to 29.) A finding's name is the
+// seed its walk took: that walk alone takes the finding's schedule again.
+TEST(Interleave, SeedsRunTheirOwnSchedules)
+{
+	Program p = load("toctou_2021.fl");
+	p.schedule.clear();
+	const Config c = p.configs().expand()[0];
+	interleave::ExploreOptions o;
+	o.kind = interleave::StrategyKind::random;
+	o.seconds = 600;
+	o.max_schedules = 1000;
+	std::set<std::string> names;
+	std::set<uint64_t> schedules;
+	for (o.seed = 1; o.seed <= 8; o.seed++) {
+		const interleave::ExploreReport r = interleave::explore(p, c, o);
+		ASSERT_TRUE(r.finding) << "seed " << o.seed;
+		const interleave::Finding &f = *r.finding;
+		names.insert(f.strategy);
+		schedules.insert(f.outcome.sched.trace_hash);
+		unsigned long long seed = 0;
+		ASSERT_EQ(std::sscanf(f.strategy.c_str(), "random(seed=%llu)", &seed), 1) << f.strategy;
+		sched::RandomWalk named(seed);
+		EXPECT_EQ(interleave::run_schedule(p, c, named).sched.trace_hash, f.outcome.sched.trace_hash) << f.strategy;
+	}
+	EXPECT_EQ(names.size(), 8u);
+	EXPECT_GE(schedules.size(), 6u);
 }
 
 // ---- honest counts -----------------------------------------------------------------

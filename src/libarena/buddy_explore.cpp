@@ -95,8 +95,9 @@ private:
 
 	void randomised()
 	{
+		sched::SplitMix64 seeds(o_.seed);  // not o_.seed + i: then seed S+2 re-ran seed S's schedules from the third on
 		for (uint64_t i = 0; !out_of(1); i++) {
-			const uint64_t seed = o_.seed + i;
+			const uint64_t seed = seeds();
 			if (i % 2 == 0) {
 				sched::Pct s(seed, o_.pct_depth, k_, o_.rates);
 				if (one(s, "pct(seed=" + std::to_string(seed) + ",d=" + std::to_string(o_.pct_depth) +

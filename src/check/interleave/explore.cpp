@@ -146,10 +146,11 @@ private:
 
 	void randomised(bool pct, bool random)
 	{
+		sched::SplitMix64 seeds(o_.seed);  // not o_.seed + i: then seed S+2 re-ran seed S's schedules from the third on
 		uint64_t i = 0;
 		uint64_t k = std::max<uint64_t>(r_.max_steps, 8);
 		while (!stop()) {
-			uint64_t seed = o_.seed + i;
+			const uint64_t seed = seeds();
 			bool use_pct = pct && (!random || i % 2 == 0);
 			if (use_pct) {
 				sched::Pct s(seed, o_.pct_depth, k);

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "base/schedule_set.h"
+#include "base/sched/strategy.h"
 #include "check/program_binary.h"
 
 namespace fl::interleave {
@@ -15,6 +16,7 @@ SwarmReport swarm(const Config &cfg, const SwarmOptions &o)
 	const Clock::time_point start = Clock::now();
 	auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
 	std::mt19937_64 rng(o.seed);
+	sched::SplitMix64 explore_seeds(o.seed);  // not o.seed + programs: seeds S and S+1 shared explore seeds
 	SwarmReport r;
 	while ((!o.max_programs || r.programs < o.max_programs) && elapsed() < o.seconds) {
 		const std::vector<uint8_t> bytes = random_program_bytes(rng);
@@ -25,7 +27,7 @@ SwarmReport swarm(const Config &cfg, const SwarmOptions &o)
 		if (find_groups(in.program, &err).empty())
 			continue;  // nothing concurrent to explore
 		ExploreOptions e;
-		e.seed = o.seed + r.programs;
+		e.seed = explore_seeds();
 		e.seconds = o.program_seconds;
 		e.max_schedules = o.program_schedules;
 		e.stop_at_first = true;

@@ -48,6 +48,14 @@ Access MachineImpl::user_access(int pid, uint64_t addr64, unsigned size, bool wr
 				out.sig = sig ? sig : SIGSEGV;
 				return out;
 			}
+			/* A sibling's exit_group (zap_other_threads) left SIGKILL
+			 * pending: the task dies on its way back to user mode
+			 * (exit_to_user_mode_loop -> get_signal -> do_group_exit),
+			 * before the instruction restarts. */
+			if (!proc(pid)) {
+				out.sig = SIGKILL;
+				return out;
+			}
 			pte = pte_lookup(mm, a);
 		}
 		pages[npages++] = pte->pg;

@@ -136,9 +136,8 @@ Event Execution::run(const Op &op, size_t index)
 	if (ev.sig == SIGKILL) {
 		/* The task died on its way back from a fault: a sibling thread
 		 * exited the group meanwhile (MachineImpl::user_access). Its
-		 * access never ran, as if it came after the exit. */
+		 * access never ran (no bytes), as if it came after the exit. */
 		ev.sig = 0;
-		ev.data.clear();
 		ev.info = skipped_no_process(op.proc);
 	}
 	return ev;

@@ -132,8 +132,9 @@ struct Program {
 	int add_label(const std::string &name);          // existing index or a new one
 };
 
-// A skipped op's event info when its process is gone (Labels::prepare);
-// the linearizability candidates write it back in the run's pid names.
+// A skipped op's event info when its process is gone (Labels::prepare) or
+// was killed under its fault (Execution::run); the linearizability
+// candidates write it back in the run's pid names.
 inline std::string skipped_no_process(int pid) { return "skipped: no process " + std::to_string(pid); }
 
 // The addresses a running Program's labels are bound to, shared by every

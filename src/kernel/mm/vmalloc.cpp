@@ -119,6 +119,13 @@ void vfree(ulong addr)
 	for (auto &[idx, pg] : (*it)->pages) {
 		(void)idx;
 		put_page(pg.get());  /* the allocator's reference */
+		/* struct page outlives the area, as the memmap does: a PTE a
+		 * missed close left on it (a map freed under a mapping) still
+		 * points at a page, and its zap puts that, not freed memory.
+		 * An unreferenced page's bytes go (nothing may read them). */
+		if (!pg->_refcount)
+			pg->data.reset();
+		kg->freed_pages.push_back(std::move(pg));
 	}
 	kg->vmalloc_pages_used -= (*it)->nr_pages;
 	kg->vmap_areas.erase(it);
@@ -175,6 +182,19 @@ page *vmalloc_to_page(ulong vmalloc_addr)
 	return nullptr;
 }
 
+// mm/kasan (CONFIG_KASAN_VMALLOC): an access to vmalloc space no live area
+// backs (a guard page, or an area vfree()d under a stale pointer: a map
+// freed under its fd, reached through the quarantined bpf_map) is reported
+// as KASAN reports it, not a trap: its shadow is KASAN_VMALLOC_INVALID.
+// The access is dropped (a load reads zeros); the run is already a finding.
+static page *kasan_vmalloc_page(ulong kaddr, const char *where)
+{
+	page *pg = vmalloc_to_page(kaddr);
+	if (!pg)
+		kasan_report("vmalloc-out-of-bounds", where);
+	return pg;
+}
+
 // Kernel-side memcpy through the vmalloc mapping (what a BPF program or
 // copy_map_value does with array->value).
 void kernel_memcpy_from(void *dst, ulong kaddr, ulong n)
@@ -182,9 +202,10 @@ void kernel_memcpy_from(void *dst, ulong kaddr, ulong n)
 	u8 *out = static_cast<u8 *>(dst);
 	while (n) {
 		ulong off = offset_in_page(kaddr), chunk = min(n, PAGE_SIZE - off);
-		page *pg = vmalloc_to_page(kaddr);
-		BUG_ON(!pg);
-		if (pg->data)
+		page *pg = kasan_vmalloc_page(kaddr, "kernel_memcpy_from");
+		if (!pg)
+			std::memset(out, 0, chunk);
+		else if (pg->data)
 			std::memcpy(out, pg->data.get() + off, chunk);
 		else
 			std::memset(out, pg->fill, chunk);
@@ -206,9 +227,8 @@ void kernel_memcpy_to(ulong kaddr, const void *src, ulong n)
 	const u8 *in = static_cast<const u8 *>(src);
 	while (n) {
 		ulong off = offset_in_page(kaddr), chunk = min(n, PAGE_SIZE - off);
-		page *pg = vmalloc_to_page(kaddr);
-		BUG_ON(!pg);
-		if (!zeros_on_blank(pg, in, chunk))
+		page *pg = kasan_vmalloc_page(kaddr, "kernel_memcpy_to");
+		if (pg && !zeros_on_blank(pg, in, chunk))
 			std::memcpy(page_address_rw(pg) + off, in, chunk);
 		in += chunk, kaddr += chunk, n -= chunk;
 	}

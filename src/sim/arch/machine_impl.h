@@ -133,6 +133,9 @@ private:
 	void check_coherent(const vm_area_struct *vma, ulong addr, const u8 *bytes, unsigned n);
 	std::string describe_foreign(const page *pg) const;
 	Violation check_pages(bool whole) const;
+	// pg is where the whole check looks: in its live area or the direct map
+	// (not one vfree()d with its area, nor one in flight).
+	bool in_its_place(const page *pg) const;
 	void note(Invariant what, std::string detail);
 	void add_neighbour_area();
 	static void register_sched_tls();

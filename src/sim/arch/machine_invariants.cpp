@@ -190,20 +190,16 @@ Violation MachineImpl::check_pages(bool whole) const
 			page_counts *pc = page_counts::of(l);
 			if (ok(*pc))
 				return;
-			/* a bad page counts where the whole check would see it: in
-			 * its area or the direct map (not one in flight or freed) */
+			/* a bad page counts where the whole check would see it */
 			const page *pg = static_cast<const page *>(pc);
-			auto holds = [&](const page_index_map &m) {
-				auto it = m.find(pg->index);
-				return it != m.end() && it->second.get() == pg;
-			};
+			if (!in_its_place(pg))
+				return;
 			if (pg->owner == page_owner::direct_map) {
-				if (holds(kg_.direct_map))
-					consider(pg, {areas, pg->index});
+				consider(pg, {areas, pg->index});
 				return;
 			}
 			for (size_t i = 0; i < areas; i++)
-				if (kg_.vmap_areas[i]->id == pg->area_id && holds(kg_.vmap_areas[i]->pages))
+				if (kg_.vmap_areas[i]->id == pg->area_id)
 					consider(pg, {i, pg->index});
 		});
 	}
@@ -212,6 +208,20 @@ Violation MachineImpl::check_pages(bool whole) const
 	return {Invariant::page_refcount, "page refcount " + std::to_string(worst->_refcount) + " mapcount " +
 						  std::to_string(worst->_mapcount) + " with " +
 						  std::to_string(worst->inv_ptes) + " PTEs (baseline 1)"};
+}
+
+bool MachineImpl::in_its_place(const page *pg) const
+{
+	auto holds = [&](const page_index_map &m) {
+		auto it = m.find(pg->index);
+		return it != m.end() && it->second.get() == pg;
+	};
+	if (pg->owner == page_owner::direct_map)
+		return holds(kg_.direct_map);
+	for (auto &a : kg_.vmap_areas)
+		if (a->id == pg->area_id)
+			return holds(a->pages);
+	return false;
 }
 
 // The kernel page an arena user address maps to: kern_vm_start + (u32)addr

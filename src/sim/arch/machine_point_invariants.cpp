@@ -42,7 +42,8 @@ Violation MachineImpl::check_point_invariants(const InFlight &f)
 		if (bad)
 			return;
 		const int ref = pg->_refcount, map = pg->_mapcount, ptes = pg->inv_ptes;
-		if (map < ptes || ref < 1 + map || ref - 1 - map > f.ops || (map - ptes > f.ops && !f.moving))
+		if ((map < ptes || ref < 1 + map || ref - 1 - map > f.ops || (map - ptes > f.ops && !f.moving)) &&
+		    in_its_place(pg))
 			bad = pg;
 	};
 	if (checked_valid_) {

@@ -647,8 +647,15 @@ static u32 buddy_cache_refill(buddy_ctx *b, u64 cache, u64 order)
 
 	count = arena_read_once32(b, xfer + XFER_COUNT);  /* no lock taken when it is short */
 	buddy_point(b, FL_SCHED_LABEL("count_checked"));
+#if defined(FL_PLANT_BUDDY_REFILL_WITHOUT_LOCK)
+	/* planted slip (test-only build): the batch is taken with no trylock */
+	if (count >= BUDDY_CACHE_BATCH) {
+#else
 	if (count >= BUDDY_CACHE_BATCH && !buddy_xfer_trylock(b, xfer)) {
+#endif
+#if !defined(FL_PLANT_BUDDY_REFILL_NO_RECHECK)
 		count = xfer_count(b, xfer);
+#endif  /* planted slip (test-only build): the count read before the trylock is trusted */
 		if (count >= BUDDY_CACHE_BATCH) {
 			for (i = 0; i < BUDDY_CACHE_BATCH; i++)
 #if defined(FL_PLANT_BUDDY_REFILL_PAST_COUNT)
@@ -661,7 +668,9 @@ static u32 buddy_cache_refill(buddy_ctx *b, u64 cache, u64 order)
 			set_xfer_count(b, xfer, u32(count - BUDDY_CACHE_BATCH));
 			moved = true;
 		}
+#if !defined(FL_PLANT_BUDDY_REFILL_WITHOUT_LOCK)
 		buddy_xfer_unlock(b, xfer);
+#endif
 	}
 
 	if (!moved && buddy_alloc_bulk(b, BUDDY_MIN_ALLOC_BYTES << order, BUDDY_CACHE_BATCH_ORDER, batch))
@@ -700,10 +709,17 @@ static u32 buddy_cache_spill(buddy_ctx *b, u64 cache, u64 order, u32 nr)
 		if (count + BUDDY_CACHE_BATCH <= BUDDY_XFER_CAP) {
 			for (i = 0; i < BUDDY_CACHE_BATCH; i++)
 				b->arena->store64(xfer_obj(xfer, count + i), batch[i]);
+#if !defined(FL_PLANT_BUDDY_SPILL_COUNT_AFTER_UNLOCK)
 			set_xfer_count(b, xfer, u32(count + BUDDY_CACHE_BATCH));
+#endif
 			moved = true;
 		}
 		buddy_xfer_unlock(b, xfer);
+#if defined(FL_PLANT_BUDDY_SPILL_COUNT_AFTER_UNLOCK)
+		/* planted slip (test-only build): the count is published after the unlock */
+		if (moved)
+			set_xfer_count(b, xfer, u32(count + BUDDY_CACHE_BATCH));
+#endif
 	}
 
 	/* full or busy: v2 spills the local batch with buddy_free_bulk() */
@@ -736,14 +752,21 @@ static u64 buddy_cache_alloc(buddy_ctx *b, u64 order)
 	if (!nr)
 		nr = buddy_cache_refill(b, cache, order);
 
+#if defined(FL_PLANT_BUDDY_POP_AFTER_RELEASE)
+	/* planted slip (test-only build): the guard is released before the pop */
+	cache_guard_released(b, cache + CACHE_ACTIVE);
+	arena_write_once32(b, cache + CACHE_ACTIVE, 0);
+#endif
 	if (nr) {
 		address = b->arena->load64(cache_obj_at(cache, order, nr - 1));
 		buddy_point(b, FL_SCHED_LABEL("pop"));
 		set_cache_nr(b, cache, order, nr - 1);
 	}
 
+#if !defined(FL_PLANT_BUDDY_POP_AFTER_RELEASE)
 	cache_guard_released(b, cache + CACHE_ACTIVE);
 	arena_write_once32(b, cache + CACHE_ACTIVE, 0);
+#endif
 
 	return address;
 }
@@ -964,8 +987,17 @@ static void buddy_deferred_free_push(buddy_ctx *b, u64 first, u64 last)
 			sched::MarkedAccess published;
 			b->arena->store64(last, head);
 		}
+#if defined(FL_PLANT_BUDDY_DEFERRED_PUSH_PLAIN)
+		/* planted slip (test-only build): the cmpxchg split into the read above and a write */
+		{
+			sched::MarkedAccess once;  /* WRITE_ONCE(buddy->deferred_free, first) */
+			b->arena->store64(b->buddy + BUDDY_DEFERRED_FREE, first);
+		}
+		return;
+#else
 		if (arena_cmpxchg64(b, b->buddy + BUDDY_DEFERRED_FREE, head, first) == head)
 			return;
+#endif
 	}
 }
 

@@ -253,6 +253,54 @@ TEST(Lockset, AccessPointsOpenAWindowBetweenAReadAndItsWrite)
 	}
 }
 
+TEST(Lockset, AccessPointsLeaveTheRestOfAnAtomicWhole)
+{
+	// The same read and write, the write inside NoAccessPoint (a cmpxchg's
+	// store after its load): no schedule comes between them.
+	sched::DefaultStrategy first;
+	Scheduler s(first);
+	s.lockset = false;
+	s.access_points = true;
+	for (uint64_t seed = 1; seed < 64; seed++) {
+		sched::RandomWalk r(seed);
+		s.set_strategy(r);
+		int value = 0;
+		for (int t = 0; t < 2; t++)
+			s.spawn([&] {
+				s.access(&word, kWord, AccessKind::read, L("test:read"));
+				int v = value;
+				sched::NoAccessPoint same_instruction;
+				s.access(&word, kWord, AccessKind::write, L("test:write"));
+				value = v + 1;
+			});
+		s.run();
+		EXPECT_EQ(value, 2) << "seed " << seed;
+	}
+}
+
+TEST(Lockset, APendingNmiWaitsForANamedPointWhenAccessPointsTakeNone)
+{
+	struct EveryNmi final : sched::Strategy {
+		int pick(const sched::Decision &d) override { return d.default_choice; }
+		int nmi(const sched::Decision &, const std::vector<int> &pending) override { return pending.front(); }
+	};
+	for (bool at_access : {true, false}) {
+		EveryNmi every;
+		Scheduler s(every);
+		s.lockset = false;
+		s.access_points = true;
+		s.nmis_at_access_points = at_access;
+		std::string ran_at;
+		s.spawn([&] {
+			s.access(&word, kWord, AccessKind::read, L("test:read"));
+			s.point(L("test:named"));
+		});
+		s.add_nmi(0, [&] { ran_at = s.deciding()->name; });
+		s.run();
+		EXPECT_EQ(ran_at, at_access ? "test:read" : "test:named");
+	}
+}
+
 // ---- lockdep -------------------------------------------------------------------
 
 TEST(Lockdep, RecursiveReadLockIsReportedInOneRun)

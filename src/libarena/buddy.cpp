@@ -620,9 +620,15 @@ u64 xfer_obj(u64 xfer, u64 i) { return xfer + XFER_OBJS + 8 * i; }
 // A schedule event may make it fail as if busy ("buddy_xfer_trylock:try").
 static int buddy_xfer_trylock(buddy_ctx *b, u64 xfer)
 {
+	int ret;
+
 	if (buddy_fails(b, FL_SCHED_LABEL("try"), FL_SCHED_LABEL("failed")))
 		return -EBUSY;
-	return arena_spin_trylock_word(b, xfer + XFER_LOCK);
+	ret = arena_spin_trylock_word(b, xfer + XFER_LOCK);
+	if (ret)  /* not libarena: held by another CPU (a schedule that stopped it there),
+		   * an event of this op's environment the harness's sequential orders repeat */
+		buddy_note(b, FL_SCHED_LABEL("failed"));
+	return ret;
 }
 
 // seed 002 "Add a transfer cache": arena_spin_unlock. UNCONFIRMED.

@@ -237,6 +237,10 @@ BuddyCase generate_buddy_case(BuddyChoices &c, buddy_level level)
 	// NMI handler runs (ByteSchedule: question number -> answer)
 	for (u32 n = c.below(3); n-- && !c.exhausted();)
 		k.events[c.below(32)] = int(1 + c.below(4));
+	// a quarter of the Programs with a scheduling point at every arena
+	// access: a read and a write with no named point between get a window
+	// (drawn last: the draws above, and so the Programs, are as before)
+	k.program.access_points = !c.exhausted() && c.below(4) == 3 && takes_access_points(level);
 	return k;
 }
 

@@ -30,6 +30,7 @@
 //   end                                  # nmi_free
 //   join                         # (concurrent) a barrier: every CPU runs its ops above first
 //   concurrent                   # each CPU's ops run as one task of the scheduler
+//   points access                # a scheduling point at every arena access too
 //   at T0 buddy_cache_free:claimed#1 switch T1   # a schedule record (concurrent)
 //   at T0 buddy_lock:timeout#2 fail              # a lock failure (any Program)
 //   at T0 buddy_cache_free:claimed#1 nmi N0      # the schedule runs handler N0 there
@@ -96,7 +97,21 @@ struct BuddyProgram {
 	// "open upstream": the slips open upstream run as upstream has them
 	// (buddy_ctx::open_upstream); generators never write it.
 	bool open_upstream = false;
+	// "points access": a scheduling point at every load and store of the
+	// allocator (sched::Scheduler::access_points), not only at its named
+	// points, locks and atomics: a read and a write with no named point
+	// between (a cmpxchg written as a load and a store) get a window.
+	bool access_points = false;
 };
+
+// The levels a Program may have access points at: not the nmi levels, whose
+// shadow predicts the deferred list's order from each NMI free as it starts
+// (a push stopped between its read and its cmpxchg, beside a drain, would
+// need the prediction at the cmpxchg: not written yet).
+inline bool takes_access_points(buddy_level l)
+{
+	return l != buddy_level::nmi_deferred && l != buddy_level::ret_overwrite;
+}
 
 std::string format_buddy_program(const BuddyProgram &);
 // nullopt and a one-line message ("line 3: unknown op 'x'") on bad text.

@@ -139,6 +139,8 @@ std::string format_buddy_program(const BuddyProgram &p)
 	}
 	if (p.concurrent)
 		s += "concurrent\n";
+	if (p.access_points)
+		s += "points access\n";
 	for (const sched::Record &r : p.schedule)
 		s += sched::format_record(r) + "\n";
 	return s;
@@ -150,6 +152,7 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 	std::vector<BuddyOp> blocks;  // the nmi blocks open at this line, outermost first
 	std::vector<std::pair<int, std::vector<std::string>>> records;  // line, words
 	std::vector<int> join_lines;
+	int points_line = 0;
 	std::istringstream in(text);
 	std::string line;
 	int no = 0;
@@ -195,6 +198,11 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 		}
 		if (w[0] == "open" && w.size() == 2 && w[1] == "upstream") {
 			p.open_upstream = true;
+			continue;
+		}
+		if (w[0] == "points" && w.size() == 2 && w[1] == "access") {
+			p.access_points = true;
+			points_line = no;
 			continue;
 		}
 		if (w[0] == "at") {  // a schedule record (base/sched/record.h), parsed once the handlers are known
@@ -314,6 +322,10 @@ std::optional<BuddyProgram> parse_buddy_program(const std::string &text, std::st
 	if (!p.joins.empty() && p.joins.back() == p.ops.size()) {
 		no = join_lines.back();
 		return fail("'join' must stand between two ops");
+	}
+	if (p.access_points && !takes_access_points(p.level)) {
+		no = points_line;
+		return fail("'points access' is not for the nmi levels (their shadow predicts the deferred list at named points)");
 	}
 	return p;
 }

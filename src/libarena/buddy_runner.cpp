@@ -1077,6 +1077,10 @@ bool Runner::handler(const Armed &a, const std::string &where, bool entered)
 		outcome(a.op, "skipped (inside reinit)");
 		return true;
 	}
+	// The harness's own reads here are not the interrupted call's (a
+	// handler the schedule ran at a point inside one): the handler's calls
+	// mark their accesses again as they enter the allocator.
+	AllocatorAccesses harness(false);
 	buddy_ctx n = cpu_[c];
 	n.in_nmi = true;
 	std::optional<sched::InNmi> in_nmi;
@@ -1322,6 +1326,12 @@ bool Runner::free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0)
 		addrs.push_back(a);
 	}
 	if (b->in_nmi && p_.level != buddy_level::before) {
+		// (concurrent) claimed now, as a free's object: no other CPU picks
+		// them while the chain is written (a point at every access lets
+		// one in there)
+		for (u64 a : addrs)
+			if (a && concurrent_)
+				std::erase(live_order_, a);
 		const int ret = buddy_free_bulk(b, addrs.data(), addrs.size());
 		// the chain first -> ... -> last, spliced in at the head
 		for (auto it = addrs.rbegin(); it != addrs.rend(); ++it)
@@ -1330,8 +1340,6 @@ bool Runner::free_bulk(size_t i, buddy_ctx *b, const BuddyOp &op, size_t slot0)
 					deferred_.push_back(*it);
 				else
 					shadow_free(*it);  // series: the deferred list is a cache to its checks
-				if (nmi_level(p_.level) && concurrent_)
-					live_order_.erase(std::find(live_order_.begin(), live_order_.end(), *it));
 				nmi_cached_.push_back(*it);
 			}
 		return expect(i, "the NMI's free_bulk", ret, 0);
@@ -1794,6 +1802,8 @@ BuddyVerdict Runner::run(sched::Strategy *strategy)
 	arrived_.assign(p_.joins.size(), 0);
 	s.on_point = [this] { return v_.ok ? point_check() : std::string(); };
 	s.lockset = g_checkers.lockset;
+	s.access_points = p_.access_points;
+	s.nmis_at_access_points = false;  // the shadow's predictions (Scheduler::nmis_at_access_points)
 	for (int c = 0; c < ncpus; c++) {
 		done_[c] = false;
 		s.spawn([this, c] {

@@ -105,6 +105,7 @@ inline int arena_spin_lock_word(buddy_ctx *b, u64 lock, const sched::Label &spin
 		return -ETIMEDOUT;
 	if (s)
 		s->spin_lock(lock_obj(lock), kBuddyLock, spin);
+	sched::NoAccessPoint taken;  /* the cmpxchg that took it */
 	b->arena->store32(lock, u32(b->cpu) + 1);
 	return 0;
 }
@@ -128,6 +129,7 @@ inline int arena_spin_trylock_word(buddy_ctx *b, u64 lock)
 	sched::MarkedAccess lock_word;
 	if (b->arena->load32(lock))
 		return -EBUSY;
+	sched::NoAccessPoint same_cmpxchg;
 	b->arena->store32(lock, u32(b->cpu) + 1);
 	if (sched::Scheduler *s = sched::active())
 		s->hold_nowait(lock_obj(lock), kXferLock, FL_SCHED_LABEL("arena_spin_trylock"));
@@ -147,6 +149,7 @@ inline u64 arena_cmpxchg64(buddy_ctx *b, u64 addr, u64 old, u64 new_)
 {
 	sched::MarkedAccess atomic;
 	const u64 cur = b->arena->load64(addr);
+	sched::NoAccessPoint same_cmpxchg;
 	if (cur == old)
 		b->arena->store64(addr, new_);
 	return cur;

@@ -156,5 +156,10 @@ using MarkedAccess = ScopedFlag<struct MarkedTag>;
 // Accesses inside are not the code under test's (the checkers' own reads,
 // kcsan_disable_current()): not recorded.
 using IgnoreAccesses = ScopedFlag<struct IgnoreTag>;
+// Accesses inside have no scheduling point of their own (access_points):
+// the later accesses of one atomic instruction written as several (a
+// cmpxchg's store after its load, a lock word's store once it is taken),
+// which no other context comes between. Never open across a point.
+using NoAccessPoint = ScopedFlag<struct NoAccessPointTag>;
 
 }  // namespace fl::sched

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "base/arena.h"
 
@@ -230,6 +231,7 @@ RunResult Scheduler::run()
 
 int Scheduler::decide(const Label &label, bool current_runnable)
 {
+	const bool access_point = std::exchange(at_access_point_, false);
 	if (cancelling_)
 		throw Cancelled{};
 	Task &cur = *tasks_[size_t(current_)];
@@ -244,7 +246,7 @@ int Scheduler::decide(const Label &label, bool current_runnable)
 		if (!v.empty())
 			violation("at T" + std::to_string(current_) + " " + label.name + "#" + std::to_string(occ) + ": " + v);
 	}
-	if (current_runnable && !cur.nmis.empty() && !draining_) {
+	if (current_runnable && !cur.nmis.empty() && !draining_ && (!access_point || nmis_at_access_points)) {
 		deciding_ = &label;
 		maybe_nmi(label, occ);
 	}
@@ -811,8 +813,10 @@ void Scheduler::access(const void *loc, const SharedClass &cls, AccessKind kind,
 		if (!r.empty())
 			violation("lockset: " + r);
 	}
-	if (access_points)
+	if (access_points && !NoAccessPoint::active()) {
+		at_access_point_ = true;
 		point(site);
+	}
 }
 
 void Scheduler::assert_held(const void *obj, const LockClass &cls, bool write, const Label &label)

@@ -116,6 +116,11 @@ public:
 	// explorer can hit. Off by default: it multiplies the points PCT and the
 	// bounded search range over.
 	bool access_points = false;
+	// Whether a pending NMI may run at an access point too. The allocator's
+	// runner says no: it predicts a handler's results from the state its
+	// CPU is in at a named point (the guard, the locks, the deferred list),
+	// which an arbitrary load or store of the interrupted op is not.
+	bool nmis_at_access_points = true;
 	uint64_t lockset_accesses() const { return lockset_.accesses(); }
 
 	// ---- the shim's interface (current task, on its fiber) ----
@@ -254,6 +259,7 @@ private:
 	std::vector<void *> main_tls_;
 	int current_ = -1;
 	bool draining_ = false, cancelling_ = false;
+	bool at_access_point_ = false;  // the decision is an access point's
 	RunResult result_;
 	Scheduler *prev_active_ = nullptr;
 };

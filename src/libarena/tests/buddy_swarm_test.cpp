@@ -23,15 +23,15 @@ u64 order_of(u64 size)
 }
 
 // Over 500 seeds: every order 0-15 and an invalid size, CPUs 0-3, every
-// named NMI point and NMIs between ops, every op kind; the same seed
-// writes the same Program.
+// named NMI point and NMIs between ops, every op kind, access points; the
+// same seed writes the same Program.
 TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 {
 	std::set<u64> orders;
 	std::set<std::string> points;
 	std::set<int> cpus, kinds;
 	bool invalid = false;
-	size_t several = 0, nested = 0, joined = 0, events = 0, bursts = 0;
+	size_t several = 0, nested = 0, joined = 0, events = 0, bursts = 0, access_points = 0;
 	for (uint64_t seed = 1; seed <= 500; seed++) {
 		SeededChoices a(seed), b(seed);
 		const BuddyCase x = generate_buddy_case(a, buddy_level::series);
@@ -64,12 +64,14 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 			longest = std::max(longest, run = x.program.ops[i] == x.program.ops[i - 1] ? run + 1 : 1);
 		bursts += longest >= 8;
 		events += !x.events.empty();
+		access_points += x.program.access_points;
 		// the text form carries what the Program says (the schedule is the run's)
 		std::string err;
 		const auto back = parse_buddy_program(format_buddy_program(x.program), &err);
 		ASSERT_TRUE(back) << err << "\n" << format_buddy_program(x.program);
 		EXPECT_EQ(back->ops, x.program.ops);
 		EXPECT_EQ(back->joins, x.program.joins);
+		EXPECT_EQ(back->access_points, x.program.access_points);
 	}
 	// handler blocks of several calls, nested ones, joins, bursts and schedule events in a fair share
 	EXPECT_GT(several, 50u);
@@ -77,6 +79,8 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 	EXPECT_GT(joined, 50u);
 	EXPECT_GT(bursts, 50u);  // what fills LIFOs and transfer caches on several CPUs
 	EXPECT_GT(events, 200u);
+	EXPECT_GT(access_points, 80u);  // a quarter: a point at every arena access
+	EXPECT_LT(access_points, 170u);
 	EXPECT_EQ(orders.size(), 16u);
 	EXPECT_TRUE(invalid);
 	EXPECT_EQ(cpus, (std::set<int>{0, 1, 2, 3}));

@@ -29,6 +29,15 @@ BuddyProgram parse(const std::string &text)
 	return p ? *p : BuddyProgram{};
 }
 
+// v's schedule records, written into p's text, replay to its results and trace.
+void expect_records_replay(BuddyProgram p, const BuddyVerdict &v)
+{
+	p.schedule = v.records;
+	const BuddyVerdict again = run_buddy_program(parse(format_buddy_program(p)));
+	EXPECT_EQ(again.results, v.results);
+	EXPECT_EQ(again.trace_hash, v.trace_hash);
+}
+
 // nmi_free X / nmi_alloc S rewritten as the blocks they lower to.
 std::string as_blocks(const std::string &text)
 {
@@ -176,6 +185,36 @@ namespace fl::libarena {
 // `join` in a concurrent Program: every CPU runs its ops above it before
 // any runs an op below it: both allocs complete before either free in every
 // schedule; without the join some schedule has CPU 1 free first.
+// "points access": a scheduling point at every load and store of the
+// allocator, so that a schedule comes between two accesses no named point
+// separates (a read and a write of one word); its records replay from the text.
+TEST(BuddyAccessPoints, AScheduleComesBetweenAnyTwoAccesses)
+{
+	const std::string text =
+		"level series\nalloc 64\nfree live:0\nalloc 64 cpu=1\nfree live:0 cpu=1\nconcurrent\npoints access\n";
+	BuddyProgram p = parse(text);
+	EXPECT_EQ(format_buddy_program(p), text);
+	BuddyProgram q = p;
+	q.access_points = false;
+	size_t between_accesses = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		sched::RandomWalk a(seed), b(seed);
+		const BuddyVerdict v = run_buddy_program(p, a), w = run_buddy_program(q, b);
+		ASSERT_TRUE(v.ok) << v.what;
+		ASSERT_TRUE(w.ok) << w.what;
+		EXPECT_GT(v.steps, w.steps) << seed;
+		between_accesses += std::any_of(v.records.begin(), v.records.end(), [](const sched::Record &r) {
+			return r.label.find(":read") != std::string::npos || r.label.find(":write") != std::string::npos;
+		});
+		expect_records_replay(p, v);
+	}
+	EXPECT_GT(between_accesses, 0u);
+	std::string err;
+	EXPECT_FALSE(parse_buddy_program("level nmi_deferred\nalloc 1\nalloc 1 cpu=1\nconcurrent\npoints access\n", &err));
+	EXPECT_EQ(err, "line 5: 'points access' is not for the nmi levels (their shadow predicts the deferred list at named "
+		       "points)");
+}
+
 TEST(BuddyJoin, ABarrierOrdersTheGroups)
 {
 	const std::string text = "level series\nalloc 64\nalloc 64 cpu=1\njoin\nfree live:1 cpu=1\nfree live:0\nconcurrent\n";
@@ -205,12 +244,7 @@ TEST(BuddyJoin, ABarrierOrdersTheGroups)
 		EXPECT_NE(bad.what.find("first difference: op 4 free live:0"), std::string::npos) << bad.what;
 		ASSERT_TRUE(w.ok) << w.what;
 		reordered_without += !allocs_first(w);
-		// the records replay from the text
-		BuddyProgram r = p;
-		r.schedule = v.records;
-		const BuddyVerdict again = run_buddy_program(parse(format_buddy_program(r)));
-		EXPECT_EQ(again.results, v.results);
-		EXPECT_EQ(again.trace_hash, v.trace_hash);
+		expect_records_replay(p, v);
 	}
 	EXPECT_GT(reordered_without, 0u);
 	std::string err;

@@ -8,7 +8,9 @@
 // decoded from its last bytes ((delta, target) pairs, as the program
 // target's), with up to two lock failures or NMI placements (the first
 // byte's bits 2-3 say how many; each a (question, answer) pair before the
-// picks). Aborts, printing the Program's text form (with the schedule
+// picks), and one time in four (the first delta byte's bits 4-5, which the
+// delta leaves unused) a point at every arena access (BuddyProgram::
+// access_points; not at the nmi levels). Aborts, printing the Program's text form (with the schedule
 // it took), on the first violation. Under AFL++ (afl-clang-fast++,
 // ./faultline fuzz --engine afl --target buddy) each input runs twice and
 // the first run's coverage is discarded, which keeps stability at 100 %.
@@ -47,16 +49,19 @@ Outcome run_input(const uint8_t *data, size_t size)
 	const bool concurrent = level != fl::libarena::buddy_level::before && size > 2 && data[0] % 4 == 0;
 	std::vector<std::pair<uint32_t, uint8_t>> picks;
 	std::map<uint64_t, int> events;  // fail/NMI question -> answer (ByteSchedule)
+	bool access_points = false;
 	if (concurrent) {  // the last bytes: up to 8 (delta, target) pairs
 		const size_t n = std::min<size_t>(8, (size - 1) / 4);
 		for (size_t i = 0; i < n; i++)
 			picks.emplace_back(data[size - 2 * n + 2 * i] % 16, data[size - 2 * n + 2 * i + 1]);
+		access_points = n && (data[size - 2 * n] & 0x30) == 0x30;
 		size -= 2 * n;
 		for (size_t e = (data[0] >> 2) % 4; e && size > 4; e--, size -= 2)
 			events[data[size - 2] % 32] = 1 + data[size - 1] % 4;
 	}
 	Outcome o{fl::libarena::decode_buddy_program(data, size, level), {}};
 	o.program.concurrent = concurrent;
+	o.program.access_points = access_points && fl::libarena::takes_access_points(level);
 	fl::sched::ByteSchedule schedule(picks, events);
 	o.verdict = concurrent ? fl::libarena::run_buddy_program(o.program, schedule)
 			       : fl::libarena::run_buddy_program(o.program);

@@ -10,8 +10,8 @@
 // byte's bits 2-3 say how many; each a (question, answer) pair before the
 // picks), and one time in four (the first delta byte's bits 4-5, which the
 // delta leaves unused) a point at every arena access (BuddyProgram::
-// access_points; not at the nmi levels). Aborts, printing the Program's text form (with the schedule
-// it took), on the first violation. Under AFL++ (afl-clang-fast++,
+// access_points; not at the nmi levels). Aborts, printing the Program's
+// text form (with the schedule it took), on the first violation. Under AFL++ (afl-clang-fast++,
 // ./faultline fuzz --engine afl --target buddy) each input runs twice and
 // the first run's coverage is discarded, which keeps stability at 100 %.
 #include <algorithm>

@@ -229,9 +229,8 @@ RunResult Scheduler::run()
 
 // ---- decisions --------------------------------------------------------------
 
-int Scheduler::decide(const Label &label, bool current_runnable)
+int Scheduler::decide(const Label &label, bool current_runnable, bool access_point)
 {
-	const bool access_point = std::exchange(at_access_point_, false);
 	if (cancelling_)
 		throw Cancelled{};
 	Task &cur = *tasks_[size_t(current_)];
@@ -813,10 +812,8 @@ void Scheduler::access(const void *loc, const SharedClass &cls, AccessKind kind,
 		if (!r.empty())
 			violation("lockset: " + r);
 	}
-	if (access_points && !NoAccessPoint::active()) {
-		at_access_point_ = true;
-		point(site);
-	}
+	if (access_points && !NoAccessPoint::active())
+		switch_task(decide(site, true, /*access_point=*/true));
 }
 
 void Scheduler::assert_held(const void *obj, const LockClass &cls, bool write, const Label &label)

@@ -227,7 +227,8 @@ private:
 	void held_push(const LockClass &, const Label &, bool trylock, const LockClass *nest = nullptr,
 		       uint8_t subclass = 0);
 	void held_pop(const LockClass &);
-	int decide(const Label &, bool current_runnable);
+	// access_point: the decision is an access point's (nmis_at_access_points)
+	int decide(const Label &, bool current_runnable, bool access_point = false);
 	Decision event_decision(const Label &, uint32_t occurrence);
 	void maybe_nmi(const Label &, uint32_t occurrence);
 	void run_nmi(int h);
@@ -259,7 +260,6 @@ private:
 	std::vector<void *> main_tls_;
 	int current_ = -1;
 	bool draining_ = false, cancelling_ = false;
-	bool at_access_point_ = false;  // the decision is an access point's
 	RunResult result_;
 	Scheduler *prev_active_ = nullptr;
 };

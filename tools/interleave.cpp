@@ -195,14 +195,19 @@ int explore_one(const std::string &file, const Program &p, const Config &c, cons
 
 // --swarm: generated Programs (swarm.h) on every configuration the filters
 // leave, --seconds each. 0 quiet, 1 a finding (written with --out), 3 a
-// finding that does not replay.
+// finding that does not replay. The i-th configuration draws from seed
+// --seed + i (its line prints it; `--seed` that value on that configuration
+// alone runs the same Programs): a slip in code every configuration shares
+// (the fd table, the VMA tree) is then searched with as many different
+// Programs as there are configurations, not the same ones again.
 int swarm_main(const Options &o, const Values &v)
 {
 	int rc = 0;
 	Program any;  // no header: every configuration, narrowed by the filters
+	uint64_t cell_seed = v.explore.seed;
 	for (Config c : configs_of(any, o, v)) {
 		interleave::SwarmOptions so;
-		so.seed = v.explore.seed;
+		so.seed = cell_seed++;
 		so.seconds = v.explore.seconds;
 		so.stop_at_first = v.explore.stop_at_first;
 		so.checks = v.explore.checks;

@@ -47,10 +47,10 @@ std::string export_finding(const Program &p, const Config &cfg, const std::strin
 	char hash[16];
 	std::snprintf(hash, sizeof hash, "%010llx", (unsigned long long)(h & 0xffffffffffull));
 	// FL_FINDINGS_DIR: where faultline verify collects a run's findings
-	// (the shipped corpora/findings/ stays as reviewed).
+	// (the shipped corpora/findings/ stays as reviewed); else corpora/findings/,
+	// or a planted build's own findings/ (props/CMakeLists.txt)
 	const char *env = std::getenv("FL_FINDINGS_DIR");
-	std::filesystem::path dir = env && *env ? std::filesystem::path(env)
-						: std::filesystem::path(FL_SOURCE_DIR) / "corpora" / "findings";
+	std::filesystem::path dir = env && *env ? std::filesystem::path(env) : std::filesystem::path(FL_FINDINGS_DEFAULT);
 	std::filesystem::path file = dir / ("props-" + property + "-" + cfgname + "-" + hash + ".fl");
 	std::error_code ec;
 	std::filesystem::create_directories(dir, ec);

@@ -455,6 +455,15 @@ class BuddySwarmRows(unittest.TestCase):
             "  written to out/swarm-guard_leak-seed1-1.bl\n")
         self.assertEqual((found["what"], found["strategy"], found["replays"], found["file"]),
                          ("I10", "default", True, "out/swarm-guard_leak-seed1-1.bl"))
+        # an invariant at a scheduling point, and a race checker's report, name their checker too
+        for report, what in (("op 17: at buddy_xfer_unlock:release on CPU 2: I8: the order-5 transfer cache holds "
+                              "0xdead00000000000b, which is not an allocated block (replays)", "I8"),
+                             ("op 26: at T3 store32:write#29: I8: the order-4 transfer cache holds", "I8"),
+                             ("op 47: schedule: violation: lockset: data race on arena word 0x7ffefffff954: T0 read "
+                              "at load32:read (after buddy_cache_refill:count_checked)", "lockset")):
+            _, found = libarena.parse_buddy_swarm("  program 569 (generator seed 9), found by pct at schedule 3 "
+                                                  "after 5.88 s: " + report + "\n")
+            self.assertEqual(found["what"], what)
 
 
 class TechniqueShares(unittest.TestCase):

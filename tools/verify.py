@@ -60,7 +60,7 @@ PLAN = [Technique("proofs", techniques.run_proofs, 0.10, ALL_CELLS, decides_tabl
         Technique("oracle", extra.run_oracle, 0.10, lambda quick: extra.ORACLE_CELLS),
         Technique("bench", extra.run_bench, 0.05, NO_CELLS, needs=(RELEASE,)),
         Technique("interleave", interleave.run_interleave, 0.10, lambda quick: interleave.CELLS, needs=(RELEASE,)),
-        Technique("libarena", libarena.run_libarena, 0.12, NO_CELLS, needs=(RELEASE, BUDDY)),
+        Technique("libarena", libarena.run_libarena, 0.18, NO_CELLS, needs=(RELEASE, BUDDY)),
         Technique("fuzz", techniques.run_fuzz, None, techniques.fuzz_cells, needs=(FUZZ,), prefers=(CMPLOG,))]
 NAMES = [t.name for t in PLAN]
 # The reach report's replays of the fuzz campaign's inputs, at the end: a

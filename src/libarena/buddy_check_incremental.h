@@ -51,7 +51,10 @@ private:
 	bool all_dirty_ = false;  // a write spanned more than kManyChunks chunks
 	static constexpr u64 kManyChunks = 8;
 	u64 last_dirty_ = 1;   // the chunk written last (an unaligned value: none)
-	std::map<u64, HeldObjects> passed_;  // chunk -> its held objects when it last passed
+	// The chunks and their held objects when they last passed; layout_ is
+	// the one being checked (both kept: their lists are refilled, not
+	// allocated, after every op).
+	BuddyLayout passed_, layout_;
 	size_t rechecked_ = 0;
 };
 
@@ -76,16 +79,36 @@ public:
 	// None of it has been written since.
 	bool unchanged() const { return !touched_; }
 
+	// The headers (allocated bit, nibble) of the objects a check_caches
+	// that passed found held, at a point or after an op, as long as none
+	// of their bytes is written: the next check_caches reads only the
+	// others' (KnownHeaders). A cached object's header is written only
+	// when it leaves the caches for the buddy, so between two checks
+	// most stay known, and a check reads the headers of what the ops
+	// since put in the caches, not of everything they hold.
+	// `live`: the caller's count of changes to its live objects then
+	// (known_live(): none of the known objects was live at that count).
+	void learned(const CachedObjects &cached, u64 live);
+	const KnownHeaders &known() const { return known_; }
+	u64 known_live() const { return known_live_; }
+
 private:
 	void written(u64 lo, u64 hi) override;
 	// A held object in [lo, hi).
 	bool holds(u64 lo, u64 hi) const;
+	// The objects whose header bytes at c + area [lo, hi) lie (per_byte
+	// blocks a byte), as addresses [first, second); empty if none.
+	static std::pair<u64, u64> blocks_of(u64 c, u64 lo, u64 hi, u64 area, u64 per_byte);
+	void forget_headers(u64 lo, u64 hi);
 
 	Arena &arena_;
 	u64 caches_ = 0, deferred_ = 0;  // the caches' region and the deferred list's head
 	std::vector<std::pair<u64, u64>> objects_;  // what check_caches found held, by address
 	std::vector<u64> chunks_;                   // the chunks they are in (a write elsewhere misses them all)
 	bool touched_ = true;
+	KnownHeaders known_;               // (learned) by address
+	u64 known_live_ = ~0ull;
+	std::vector<u64> known_chunks_;    // the chunks they are in
 };
 
 }  // namespace fl::libarena

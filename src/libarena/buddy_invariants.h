@@ -8,9 +8,11 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "base/coverage.h"
 #include "libarena/buddy.h"
 
 namespace fl::libarena {
@@ -21,9 +23,20 @@ namespace fl::libarena {
 template <size_t N>
 class ArenaBytes {
 public:
-	ArenaBytes(Arena &a, u64 base) : base_(base) { (void)a.machine().arena_kernel_read(base, bytes_.data(), u32(N)); }
+	// Zeroed only if a page is missing (then read again over the zeros):
+	// zeroing every read first was a tenth of the point checks' copying.
+	ArenaBytes(Arena &a, u64 base) : base_(base)
+	{
+		if (!a.machine().arena_kernel_read(base, bytes_.data(), u32(N))) {
+			bytes_.fill(0);
+			(void)a.machine().arena_kernel_read(base, bytes_.data(), u32(N));
+		}
+	}
+	// No coverage (base/coverage.h): the runner's copy is the one the
+	// linker kept, and its trace-cmp callbacks (UBSan's pointer checks)
+	// were a twentieth of a buddy-series input, all in the checks.
 	template <typename T>
-	T get(u64 addr) const
+	FL_NO_COVERAGE T get(u64 addr) const
 	{
 		T v;
 		std::memcpy(&v, &bytes_[addr - base_], sizeof v);
@@ -32,7 +45,7 @@ public:
 
 private:
 	u64 base_;
-	std::array<u8, N> bytes_{};
+	std::array<u8, N> bytes_;
 };
 
 // (series) what the allocator's caches hold, read by check_caches(): per-CPU
@@ -66,14 +79,26 @@ std::string check_caches(buddy_ctx *b, Shadow *shadow, const bool busy[BUDDY_NR_
 // scheduling decision read the runner's live objects without copying them.
 std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObjects *cached,
 			 const bool busy[BUDDY_NR_CPUS]);
+// Held objects whose header bytes (allocated bit, order nibble) a passed
+// check_caches read and nobody has written since (CachesReadSet::known):
+// (address, order nibble), by address. check_caches takes such an object's
+// nibble from here instead of two arena loads through the machine's page
+// lookup (a fifth of a point check): the bytes are the same, so is the verdict.
+using KnownHeaders = std::vector<std::pair<u64, u64>>;
+
 // The caches' region (the per-CPU caches, then the transfer caches), read in
 // one go: a point check reads it once for check_caches and the runner's
 // poisoning of transfer slots past their count.
 using CachesBytes = ArenaBytes<SIZEOF_BUDDY_SERIES - BUDDY_CACHES>;
 inline CachesBytes read_caches(buddy_ctx *b) { return CachesBytes(*b->arena, buddy_cache_of(b, 0)); }
-// The same on that copy (read at this point, of a level with caches).
+// The same on that copy (read at this point, of a level with caches); with
+// `known`, the headers of the objects in it are not read again, and with
+// `known_not_live` (the live objects are the ones that check had: none of
+// its objects was a caller's then, so none is now) neither is `live` asked
+// of them.
 std::string check_caches(buddy_ctx *b, const CachesBytes &caches, const std::map<u64, u64> &live,
-			 CachedObjects *cached, const bool busy[BUDDY_NR_CPUS]);
+			 CachedObjects *cached, const bool busy[BUDDY_NR_CPUS], const KnownHeaders *known = nullptr,
+			 bool known_not_live = false);
 
 // The first invariant that does not hold ("I5: ..."), or "" when all do.
 // `deep` adds the O(chunk) checks (tiling, every bit and nibble) of every
@@ -83,9 +108,16 @@ std::string check_buddy(buddy_ctx *b, Shadow *shadow, bool deep = true);
 // What the deep part needs from the shallow one: the chunk list in order,
 // and per chunk the held (live and cached) objects inside it, by address.
 using HeldObjects = std::vector<std::pair<u64, u64>>;  // (address, order)
+using HeldSpan = std::span<const std::pair<u64, u64>>;  // a chunk's, in a HeldObjects
 struct BuddyLayout {
 	std::vector<u64> chunks;
-	std::map<u64, HeldObjects> held;  // chunk -> its objects (absent: none)
+	// Every held object by address, so a chunk's are one run (held(c)):
+	// one list, not a vector per chunk in a map, as this is built after
+	// every op (its nodes and vectors were a twentieth of an input).
+	HeldObjects objects;
+	std::vector<u64> sorted;  // the chunks by address (I11's cycle, I1's "in a chunk")
+	HeldSpan held(u64 c) const;
+	bool has_chunk(u64 c) const;
 };
 // The checks that are not per chunk (I11, the lock between ops, I1's
 // disjointness and placement), filling *layout; "" when all hold.
@@ -93,7 +125,7 @@ std::string check_buddy_shallow(buddy_ctx *b, Shadow *shadow, BuddyLayout *layou
 // The deep checks of chunk c (I2-I7, I9's bit count): a function of its
 // metadata, its free blocks' headers and `held` alone, which is what lets
 // a caller skip a chunk none of those changed in (buddy_check_incremental.h).
-std::string check_chunk(buddy_ctx *b, u64 c, const HeldObjects &held);
+std::string check_chunk(buddy_ctx *b, u64 c, HeldSpan held);
 
 // The allocator-visible state (struct buddy, every chunk's metadata and the
 // headers on its free lists) as bytes: I12 compares it around a failing op.

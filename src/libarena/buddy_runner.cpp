@@ -202,6 +202,12 @@ private:
 			v_.placed_missed = true;
 	}
 	bool check(size_t i);
+	// check_caches into *out (bytes: the caches as read at this point, if
+	// the caller read them), taking the headers the last passed one read
+	// and nobody wrote since (CachesReadSet::known), not asking the live
+	// objects of them if those did not change either; FL_BUDDY_CHECKS=whole
+	// reads them all, compare does both and reports a difference.
+	std::string caches_check(CachedObjects *out, const CachesBytes *bytes = nullptr);
 	std::string point_check();
 	// The state the last point check passed (point_check).
 	struct Passed {
@@ -477,7 +483,7 @@ bool Runner::held(u64 a)
 // (series) a cache or the deferred list holds a (read from the allocator).
 bool Runner::cached(u64 a)
 {
-	check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	caches_check(&point_cached_);
 	return point_cached_.count(a) != 0;
 }
 
@@ -485,7 +491,7 @@ bool Runner::cached(u64 a)
 std::vector<u64> Runner::cached_objects()
 {
 	sched::IgnoreAccesses checker;
-	check_caches(&b_, shadow_.live, &point_cached_, busy_);
+	caches_check(&point_cached_);
 	std::vector<u64> out;
 	for (const auto &[a, order] : point_cached_)
 		out.push_back(a);
@@ -544,12 +550,39 @@ bool Runner::check(size_t i)
 		const std::string bad = point_check();
 		return bad.empty() || fail(i, bad);
 	}
-	std::string bad = check_caches(&b_, &shadow_, busy_);
+	std::string bad = caches_check(&shadow_.cached);
 	if (bad.empty())
 		bad = checker_.check(&b_, &shadow_);
 	if (!bad.empty())
 		return fail(i, bad);
 	return check_deferred(i, "after the op");
+}
+
+// (The checks at points are the harness's, not the allocator's driving:
+// no coverage, base/coverage.h, as fuzz/coverage.allowlist means for checkers.)
+FL_NO_COVERAGE std::string Runner::caches_check(CachedObjects *out, const CachesBytes *bytes)
+{
+	if (!has_caches(p_.level)) {
+		out->objects.clear();
+		return "";
+	}
+	std::optional<CachesBytes> read;
+	if (!bytes)
+		bytes = &read.emplace(read_caches(&b_));
+	const BuddyCheckMode mode = buddy_check_mode();
+	std::string bad = check_caches(&b_, *bytes, shadow_.live, out, busy_,
+				       mode == BuddyCheckMode::whole ? nullptr : &caches_read_.known(),
+				       caches_read_.known_live() == live_changes_);
+	if (mode == BuddyCheckMode::compare) {
+		CachedObjects all;
+		const std::string whole = check_caches(&b_, *bytes, shadow_.live, &all, busy_);
+		if (whole != bad || (bad.empty() && all.objects != out->objects))
+			return "checker: the cache check with the headers it knew says '" + bad +
+			       "' where reading every header says '" + whole + "'";
+	}
+	if (bad.empty())
+		caches_read_.learned(*out, live_changes_);
+	return bad;
 }
 
 // At every named point and scheduling decision: the caches' bounds and
@@ -563,7 +596,7 @@ bool Runner::check(size_t i)
 // FL_BUDDY_CHECKS=compare checks those points too, and a skip that would
 // have missed a violation or a change in the cached objects is a
 // "checker:" violation.
-std::string Runner::point_check()
+FL_NO_COVERAGE std::string Runner::point_check()
 {
 	if (!g_checkers.point_checks || !has_caches(p_.level))  // (what it checks is the caches)
 		return "";
@@ -576,7 +609,7 @@ std::string Runner::point_check()
 	if (passed)
 		before = point_cached_;
 	const CachesBytes caches = read_caches(&b_);
-	std::string bad = check_caches(&b_, caches, shadow_.live, &point_cached_, busy_);
+	std::string bad = caches_check(&point_cached_, &caches);
 	if (passed && !bad.empty())
 		return "checker: the point check skipped a state it had passed, which now says '" + bad + "'";
 	if (passed && before->objects != point_cached_.objects)
@@ -598,7 +631,7 @@ std::string Runner::point_check()
 // out the poison, which I8 names wherever it lands, instead of a stale copy
 // that looks like an object. A locked one is mid-update (its owner may be
 // between writing the slots and the count).
-void Runner::poison_past_count(const CachesBytes &caches)
+FL_NO_COVERAGE void Runner::poison_past_count(const CachesBytes &caches)
 {
 	// Written only where a slot is not poison yet (this runs at every point).
 	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
@@ -1613,7 +1646,7 @@ bool Runner::step(size_t i, const BuddyOp &op)
 			return false;
 		// An NMI inside the drain frees into its CPU's LIFO, or refills it:
 		// what it put there may be cached after the drain, nothing else.
-		if (!check_caches(&b_, shadow_.live, &point_cached_, busy_).empty())
+		if (!caches_check(&point_cached_).empty())
 			return true;
 		size_t left = 0;
 		for (const auto &[a, order] : point_cached_)

@@ -8,6 +8,7 @@
 // (CachesReadSet) sees a write to what check_caches read, and no other.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -378,6 +379,58 @@ TEST(CachesReadSet, SeesAWriteToWhatThePointCheckReadAndNoOther)
 	read.passed(&w.b, cached);
 	w.arena.written(c + BUDDY_CHUNK_BYTES - 8, c + BUDDY_CHUNK_BYTES + 8);
 	EXPECT_FALSE(read.unchanged());
+}
+
+// The headers check_caches may take as known (CachesReadSet::known): those
+// of the objects a passed check found held, until a byte of them (the
+// allocated bit's byte, the nibble's byte, shared with neighbours) or a
+// range over the chunk's end is written; other writes keep them.
+TEST(CachesReadSet, ForgetsAHeaderWhenItsBytesAreWritten)
+{
+	Watched w;
+	CachesReadSet read{w.arena};
+	const u64 c = Watched::chunk_of(w.alloc(16));
+	const u64 held = c + 16 * 100, next = c + 16 * 101, other = c + 16 * 200;
+	CachedObjects cached;
+	cached.objects = {{held, 0}, {other, 0}};
+	auto rewrite8 = [&](u64 a) { w.arena.store8(a, w.arena.load8(a)); };
+	auto known = [&](u64 obj) {
+		return std::find(read.known().begin(), read.known().end(), std::pair<u64, u64>(obj, 0)) != read.known().end();
+	};
+	auto forgets_after = [&](u64 a) {
+		read.learned(cached, 0);
+		rewrite8(a);
+		EXPECT_TRUE(known(other)) << "a header elsewhere in the chunk, written at " << std::hex << a - c;
+		return !known(held);
+	};
+	for (u64 a : {c + CHUNK_ALLOCATED + 100 / 8, c + CHUNK_ALLOCATED + 101 / 8, c + CHUNK_ORDERS + 100 / 2,
+		      c + CHUNK_ORDERS + 101 / 2})
+		EXPECT_TRUE(forgets_after(a)) << std::hex << a - c;
+	for (u64 a : {c + CHUNK_ALLOCATED + 104 / 8, c + CHUNK_ORDERS + 102 / 2, held, next, held + 8,
+		      buddy_cache_of(&w.b, 0), w.b.buddy + BUDDY_DEFERRED_FREE, w.b.buddy + BUDDY_LOCK})
+		EXPECT_FALSE(forgets_after(a)) << std::hex << a - c;
+	read.learned(cached, 0);
+	w.arena.written(c + BUDDY_CHUNK_BYTES - 8, c + BUDDY_CHUNK_BYTES + 8);
+	EXPECT_TRUE(read.known().empty());
+	// A header written after it was learned is read again: a planted
+	// clear of a cached object's allocated bit is found where it was not before.
+	const bool busy[BUDDY_NR_CPUS] = {};
+	const u64 p = w.alloc(64);  // order 2, put in CPU 0's order-2 LIFO by hand
+	w.shadow.live.erase(p);
+	const u64 cache = buddy_cache_of(&w.b, 0);
+	w.arena.store64(cache_obj_at(cache, 2, 0), p);
+	w.arena.store32(cache_nr_at(cache, 2), 1);
+	CachedObjects now;
+	const CachesBytes bytes = read_caches(&w.b);
+	ASSERT_EQ(check_caches(&w.b, bytes, w.shadow.live, &now, busy, &read.known()), "");
+	ASSERT_EQ(now.objects.size(), 1u);
+	read.learned(now, 0);
+	ASSERT_EQ(read.known().size(), 1u);
+	const u64 idx = (p - Watched::chunk_of(p)) / 16, bit = Watched::chunk_of(p) + CHUNK_ALLOCATED + idx / 8;
+	w.arena.store8(bit, u8(w.arena.load8(bit) & ~(1u << (idx % 8))));
+	EXPECT_TRUE(read.known().empty());
+	EXPECT_NE(check_caches(&w.b, bytes, w.shadow.live, &now, busy, &read.known()).find("which is not an allocated block"),
+		  std::string::npos);
 }
 
 }  // namespace

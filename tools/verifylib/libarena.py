@@ -29,7 +29,7 @@ HISTORICAL = dict(LEVELS)
 # likely at series (the per-CPU and transfer caches, NMI reentrancy and bulk
 # allocation are its code). Measured on the planted cache slips
 # (src/libarena/README.md): the swarm at series finds the slowest of them in
-# 3-10 s (release), where an even split over five levels gave it 1.6 s. A
+# 3-21 s (release), where an even split over five levels gave it 1.8 s. A
 # historical level is searched first, each technique stopping at its finding
 # (guard_leak: the swarm's first Program), and leaves what it did not use.
 QUIET_WEIGHT = {"before": 1, "nmi_deferred": 1, "series": 3}
@@ -153,7 +153,7 @@ def _rapidcheck(run, level, seconds, test=None):
     # a loaded machine; a historical level stops at its finding
     cases = max(20, min(10000, int(seconds * 1000)))
     # On a level that must stay quiet a finding is news whatever its size, and
-    # shrinking it under ASan took 40-68 s of a 10 s slice (a planted cache
+    # shrinking it under ASan took 40-130 s of a 10 s slice (a planted cache
     # slip), which the swarm after it would have had: it is not shrunk here
     # (re-run with the printed seed to shrink it). A historical level's is.
     params = f"seed={run.seed} max_success={cases} max_size=40" + ("" if HISTORICAL[level] else " noshrink=1")

@@ -446,25 +446,15 @@ std::string check_chunk(buddy_ctx *b, u64 c, HeldSpan held)
 	std::sort(free_blocks.begin(), free_blocks.end());
 	// I2 and I4: metadata + live + free tile [0, 65536); bits only at allocated starts
 	// By index; of two at one index the later stands (a held object over a
-	// metadata block). Both lists are sorted already (held by address), so
-	// they are merged, metadata first at a tie, as a stable sort of the two
-	// one after the other orders them; held out of order is sorted so.
+	// metadata block). Both lists are sorted already (held by address, as
+	// every caller passes it), so they are merged, metadata first at a tie.
 	const std::vector<std::pair<u64, u64>> &meta = carved().meta_list;
-	bool held_sorted = true;
 	for (size_t h = 0, k = 0; k < meta.size() || h < held.size();) {
 		const u64 idx = h < held.size() ? (held[h].first - c) / 16 : 0;
-		if (h < held.size() && h && idx < (held[h - 1].first - c) / 16)
-			held_sorted = false;
 		if (h == held.size() || (k < meta.size() && meta[k].first <= idx))
 			all.push_back(meta[k++]);
 		else
 			all.emplace_back(idx, held[h++].second);
-	}
-	if (!held_sorted) {
-		all.assign(meta.begin(), meta.end());
-		for (auto [addr, order] : held)
-			all.emplace_back((addr - c) / 16, order);
-		std::stable_sort(all.begin(), all.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
 	}
 	for (size_t k = 0; k < all.size(); k++)
 		if (k + 1 == all.size() || all[k + 1].first != all[k].first)

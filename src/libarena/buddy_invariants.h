@@ -125,6 +125,7 @@ std::string check_buddy_shallow(buddy_ctx *b, Shadow *shadow, BuddyLayout *layou
 // The deep checks of chunk c (I2-I7, I9's bit count): a function of its
 // metadata, its free blocks' headers and `held` alone, which is what lets
 // a caller skip a chunk none of those changed in (buddy_check_incremental.h).
+// `held` is by address, as check_buddy_shallow lists it.
 std::string check_chunk(buddy_ctx *b, u64 c, HeldSpan held);
 
 // The allocator-visible state (struct buddy, every chunk's metadata and the

@@ -108,10 +108,11 @@ for plant in mmap_lock_recursive:lockdep mmap_close_put:use_after_free split_lin
 	EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-${plant%%:*}")
 	expect 1 "violation ${plant#*:}" --swarm --patch v3 --arch 64 --page 4k --door anon --spec mask --seconds 60 --seed 1
 done
-# A swarm over several cells gives the i-th its own stream, seed S + i (on its
-# line), so that they do not search code every cell shares with the same Programs.
+# A swarm over N cells gives the i-th its own stream, seed S x N + i (on its
+# line), so that they do not search code every cell shares with the same
+# Programs, nor runs of different seeds with each other's.
 EXPECT_CMD=("${run[@]}" "$plants/interleave-plant-mmap_lock_recursive")
-for cell in "v2/arch64/4k/anon/mask seed 1" "v3/arch64/4k/anon/mask seed 2"; do
+for cell in "v2/arch64/4k/anon/mask seed 2" "v3/arch64/4k/anon/mask seed 3"; do
 	expect 1 "^swarm $cell: .*FINDING$" --swarm --patch v2,v3 --arch 64 --page 4k --door anon --spec mask --seconds 60 \
 		--seed 1
 done

@@ -437,6 +437,24 @@ class SwarmRows(unittest.TestCase):
         self.assertEqual(found["finding"]["file"], "out/swarm-page_refcount-seed1-3.fl")
 
 
+class InterleaveSeed(unittest.TestCase):
+    """verify's --seed reaches the explorer's walks and the swarm's Programs: without it every
+    verify searched the same generated Programs whatever its seed."""
+
+    def test_the_searching_runs_take_the_seed(self):
+        from unittest import mock
+        from verifylib import interleave
+        calls = []
+        run = type("FakeRun", (), {"root": ROOT, "seed": 4242, "folder": lambda self, n: "out",
+                                   "rel": lambda self, p: p})()
+        with mock.patch.object(interleave, "cli", lambda run: "cli"), \
+                mock.patch.object(interleave, "run_logged", lambda run, name, cmd, limit: calls.append((name, cmd))
+                                  or (0, "", name + ".log")):
+            interleave.run_interleave(run, 1)
+        seeded = {name for name, cmd in calls if "--seed" in cmd and cmd[cmd.index("--seed") + 1] == "4242"}
+        self.assertEqual(seeded, {"interleave-explore", "interleave-swarm"})
+
+
 class BuddySwarmRows(unittest.TestCase):
     """`buddy-explore --swarm`'s lines (src/libarena/explore/main.cpp) become counts and a finding."""
 

@@ -195,17 +195,20 @@ int explore_one(const std::string &file, const Program &p, const Config &c, cons
 
 // --swarm: generated Programs (swarm.h) on every configuration the filters
 // leave, --seconds each. 0 quiet, 1 a finding (written with --out), 3 a
-// finding that does not replay. The i-th configuration draws from seed
-// --seed + i (its line prints it; `--seed` that value on that configuration
-// alone runs the same Programs): a slip in code every configuration shares
-// (the fd table, the VMA tree) is then searched with as many different
-// Programs as there are configurations, not the same ones again.
+// finding that does not replay. Of N configurations the i-th draws from
+// seed --seed x N + i (its line prints it; `--seed` that value on that
+// configuration alone runs the same Programs): a slip in code every
+// configuration shares (the fd table, the VMA tree) is then searched with as
+// many different Programs as there are configurations, not the same ones
+// again, and runs of different seeds share none (with --seed + i, seed 2's
+// cells ran seed 1's Programs one cell over).
 int swarm_main(const Options &o, const Values &v)
 {
 	int rc = 0;
 	Program any;  // no header: every configuration, narrowed by the filters
-	uint64_t cell_seed = v.explore.seed;
-	for (Config c : configs_of(any, o, v)) {
+	const std::vector<Config> configs = configs_of(any, o, v);
+	uint64_t cell_seed = v.explore.seed * configs.size();
+	for (Config c : configs) {
 		interleave::SwarmOptions so;
 		so.seed = cell_seed++;
 		so.seconds = v.explore.seconds;

@@ -9,7 +9,10 @@ what is left over the concurrent Programs of corpora/interleavings/explore
 Programs' ops, the time split evenly, and what is then left of the share to the swarm (generated
 Programs, `interleave --swarm`, 4k pages). A finding on the fixed kernel is
 evidence for its cell, with its replay file; every schedule explored is
-counted per level, and the swarm's Programs and distinct schedules too."""
+counted per level, and the swarm's Programs and distinct schedules too.
+The fixed kernel's walks and the swarm's Programs draw from verify's
+--seed (the swarm's i-th of 8 cells from seed x 8 + i), so two verify runs of
+different seeds search different Programs."""
 import glob
 import os
 import re
@@ -100,7 +103,8 @@ def run_interleave(run, seconds):
     per = max(MIN_RUN, left() / 2 / runs)
     rc2, text2, log2 = run_logged(run, "interleave-explore",
                                   [binary, "interleave", "--quiet", "--historic", "none", "--seconds", f"{per:.2f}",
-                                   "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS, "--spec", "mask", "--out", out]
+                                   "--seed", str(run.seed), "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS,
+                                   "--spec", "mask", "--out", out]
                                   + files,
                                   seconds * 2 + 60)
     fixed = parse(text2)
@@ -108,7 +112,7 @@ def run_interleave(run, seconds):
     per_swarm = max(MIN_RUN, left() / len(CELLS))
     rc3, text3, log3 = run_logged(run, "interleave-swarm",
                                   [binary, "interleave", "--swarm", "--quiet", "--historic", "none", "--seconds",
-                                   f"{per_swarm:.2f}", "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS,
+                                   f"{per_swarm:.2f}", "--seed", str(run.seed), "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS,
                                    "--page", "4k", "--spec", "mask", "--out", out],
                                   per_swarm * len(CELLS) * 2 + 60)
     swarm = parse_swarm(text3)

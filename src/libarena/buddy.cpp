@@ -127,8 +127,14 @@ static int buddy_alloc_arena_vaddr(buddy_ctx *b, u64 *vaddrp)
 		if (next > BUDDY_VADDR_SIZE)
 			return -EINVAL;
 
+#if defined(FL_PLANT_BUDDY_VADDR_BUMP_PLAIN)
+		/* planted slip (test-only build): the CAS written as a plain
+		 * store after the load (an update split into a read and a write) */
+		b->arena->store64(b->buddy + BUDDY_VADDR, next);
+#else
 		if (arena_cmpxchg64(b, b->buddy + BUDDY_VADDR, vaddr, next) != vaddr)
 			continue;
+#endif
 
 		*vaddrp = b->arena->base() + BUDDY_VADDR_OFFSET + vaddr;
 
@@ -507,6 +513,15 @@ static u64 buddy_alloc_from_new_chunk(buddy_ctx *b, u64 chunk, int order, int no
 {
 	u64 address;
 
+#if defined(FL_PLANT_BUDDY_NEW_CHUNK_LINK_UNLOCKED)
+	/* planted slip (test-only build): the chunk linked in before the lock
+	 * is taken (a lock dropped around step-free code); once linked, a
+	 * failed lock leaves it to the buddy */
+	set_chunk_next(b, chunk, first_chunk(b));
+	set_first_chunk(b, chunk);
+	if (buddy_lock(b))
+		return 0;
+#else
 	if (buddy_lock(b)) {
 		/* Open upstream (corpora/buddy/open/new_chunk_leaked_on_lock_failure.bl):
 		 * the chunk buddy_chunk_get allocated is neither linked nor freed,
@@ -520,6 +535,7 @@ static u64 buddy_alloc_from_new_chunk(buddy_ctx *b, u64 chunk, int order, int no
 
 	set_chunk_next(b, chunk, first_chunk(b));
 	set_first_chunk(b, chunk);
+#endif
 
 	address = buddy_chunk_alloc(b, first_chunk(b), order, norder);
 
@@ -705,6 +721,12 @@ static u32 buddy_cache_spill(buddy_ctx *b, u64 cache, u64 order, u32 nr)
 
 	for (i = 0; i < BUDDY_CACHE_BATCH; i++)
 		batch[i] = b->arena->load64(cache_obj_at(cache, order, nr - BUDDY_CACHE_BATCH + i));
+#if defined(FL_PLANT_BUDDY_SPILL_SHRINK_BEFORE_LAND)
+	/* planted slip (test-only build): the LIFO shrinks before the batch
+	 * has landed, so a spill that fails (busy, then the buddy lock
+	 * failing) loses the batch */
+	set_cache_nr(b, cache, order, u32(nr - BUDDY_CACHE_BATCH));
+#endif
 
 	count = arena_read_once32(b, xfer + XFER_COUNT);
 	buddy_point(b, FL_SCHED_LABEL("count_checked"));
@@ -798,8 +820,10 @@ static int buddy_cache_free(buddy_ctx *b, u64 addr, u64 order)
 	if (nr >= BUDDY_CACHE_CAP)
 		nr = buddy_cache_spill(b, cache, order, nr);
 	if (nr >= BUDDY_CACHE_CAP) {
+#if !defined(FL_PLANT_BUDDY_ENOSPC_GUARD_KEPT)
 		cache_guard_released(b, cache + CACHE_ACTIVE);
 		arena_write_once32(b, cache + CACHE_ACTIVE, 0);
+#endif  /* planted slip (test-only build): the error path keeps the guard */
 		return -ENOSPC;
 	}
 
@@ -1150,12 +1174,22 @@ int buddy_free_bulk(buddy_ctx *b, const u64 *addrs, u64 naddrs)
 		ret = ret ? ret : err;
 		freed += !err;
 	}
+#if !defined(FL_PLANT_BUDDY_BULK_DRAIN_AFTER_UNLOCK)
 	if (b->level != buddy_level::before) {
 		err = deferred_free_complete(b);
 		ret = ret ? ret : err;
 	}
+#endif
 
 	buddy_unlock(b);
+#if defined(FL_PLANT_BUDDY_BULK_DRAIN_AFTER_UNLOCK)
+	/* planted slip (test-only build): the deferred list drained after the
+	 * unlock (work moved after an unlock) */
+	if (b->level != buddy_level::before) {
+		err = deferred_free_complete(b);
+		ret = ret ? ret : err;
+	}
+#endif
 
 	if (has_caches(b->level) && freed)
 		return 0;

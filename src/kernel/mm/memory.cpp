@@ -361,13 +361,17 @@ void unmap_vmas(vm_area_struct *vma, ulong start, ulong end)
 
 	const sched::Label &cleared = FL_SCHED_LABEL("pte");  /* ptep_get_and_clear_full */
 
+#if !defined(FL_PLANT_ZAP_NO_PTL)
 	kg->stats->ptl_locks++;
 	spin_lock(pte_lockptr(mm));
+#endif  /* planted slip (test-only build, FL_SCHED_PLANTS_MEASURED): the zap without the page-table lock */
 	mm->ptes.take_range(start, end, [&]([[maybe_unused]] ulong addr, pte_t pte) {
 		FL_SHARED_ACCESS_AT(pte_shared_loc(mm, addr), kPteShared, write, cleared);
 		zap_pte(pte.pg);
 	});
+#if !defined(FL_PLANT_ZAP_NO_PTL)
 	spin_unlock(pte_lockptr(mm));
+#endif
 }
 
 void zap_page_range_single(vm_area_struct *vma, ulong address, ulong size)

@@ -18,7 +18,13 @@ void bpf_map_write_active_inc(bpf_map *map)
 void bpf_map_write_active_dec(bpf_map *map)
 {
 	kasan_check_map(map, __func__);
+#if defined(FL_PLANT_WRITECNT_DEC_SPLIT)
+	/* planted slip (test-only build, FL_SCHED_PLANTS_MEASURED): the
+	 * decrement as a read and a set (an update split in two) */
+	WRITE_ONCE(map->writecnt, atomic64_read(&map->writecnt) - 1);
+#else
 	atomic64_dec(&map->writecnt);
+#endif
 }
 
 bool bpf_map_write_active(bpf_map *map)

@@ -241,6 +241,15 @@ BuddyCase generate_buddy_case(BuddyChoices &c, buddy_level level)
 	// access: a read and a write with no named point between get a window
 	// (drawn last: the draws above, and so the Programs, are as before)
 	k.program.access_points = !c.exhausted() && c.below(4) == 3 && takes_access_points(level);
+	// a quarter of them with a burst of events: 2-5 questions in a row from
+	// a drawn one say yes (an acquisition fails, or the first pending NMI
+	// runs there), so that an error path behind two failures in one call (a
+	// busy transfer cache, then a failed buddy lock in the spill's bulk
+	// free) is in reach: two events at drawn numbers hit it in none of
+	// 10,000 cases (drawn last, so the Programs are as before)
+	if (!c.exhausted() && c.below(4) == 3)
+		for (u32 q = c.below(64), n = 2 + c.below(4); n--; q++)
+			k.events.emplace(q, 1);  // (an event drawn above keeps its answer)
 	return k;
 }
 

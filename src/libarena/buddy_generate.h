@@ -14,7 +14,8 @@
 // 1-3 calls (nested one level), user stores, drains (the series levels),
 // reinit, and in a quarter of the cases joins (two or three phases); then
 // a schedule as the fuzzers' byte picks and events (sched::ByteSchedule:
-// lock failures and where a pending handler runs). Each Program also draws its features (swarm
+// lock failures and where a pending handler runs, now and then a burst of
+// them in a row). Each Program also draws its features (swarm
 // testing): op kinds left out, a palette of sizes most allocs reuse, and
 // whether most ops go to CPU 0, so that some Programs fill a LIFO past its
 // capacity and reach the transfer caches. Nothing in it is shaped for a

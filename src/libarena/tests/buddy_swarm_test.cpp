@@ -31,7 +31,7 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 	std::set<std::string> points;
 	std::set<int> cpus, kinds;
 	bool invalid = false;
-	size_t several = 0, nested = 0, joined = 0, events = 0, bursts = 0, access_points = 0;
+	size_t several = 0, nested = 0, joined = 0, events = 0, bursts = 0, event_runs = 0, access_points = 0;
 	for (uint64_t seed = 1; seed <= 500; seed++) {
 		SeededChoices a(seed), b(seed);
 		const BuddyCase x = generate_buddy_case(a, buddy_level::series);
@@ -64,6 +64,11 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 			longest = std::max(longest, run = x.program.ops[i] == x.program.ops[i - 1] ? run + 1 : 1);
 		bursts += longest >= 8;
 		events += !x.events.empty();
+		// events at consecutive questions: two failures in one call (a busy
+		// transfer cache, then a failed lock in the spill's bulk free)
+		event_runs += std::adjacent_find(x.events.begin(), x.events.end(), [](const auto &a, const auto &b) {
+				      return b.first == a.first + 1;
+			      }) != x.events.end();
 		access_points += x.program.access_points;
 		// the text form carries what the Program says (the schedule is the run's)
 		std::string err;
@@ -79,6 +84,7 @@ TEST(BuddyGenerate, ReachesTheVocabularyAndIsDeterministic)
 	EXPECT_GT(joined, 50u);
 	EXPECT_GT(bursts, 50u);  // what fills LIFOs and transfer caches on several CPUs
 	EXPECT_GT(events, 200u);
+	EXPECT_GT(event_runs, 80u);  // about a quarter
 	EXPECT_GT(access_points, 80u);  // a quarter: a point at every arena access
 	EXPECT_LT(access_points, 170u);
 	EXPECT_EQ(orders.size(), 16u);

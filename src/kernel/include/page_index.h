@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -113,6 +114,19 @@ public:
 		remember(c);
 		return chunks_[c]->slot[i & (kSlots - 1)].second.get();
 	}
+	// The slot of index i, or null while no chunk holds it: it stays the
+	// slot of i, holding whatever page is there then, until clear() (the
+	// epoch changes) or the index dies. The machine keeps the arena's
+	// slots it found last (MachineImpl::arena_slot).
+	FL_NO_COVERAGE const std::unique_ptr<Page> *slot(ulong i)
+	{
+		size_t c = chunk_of(i);
+		if (c == chunks_.size() || chunks_[c]->base != base_of(i))
+			return nullptr;
+		remember(c);
+		return &chunks_[c]->slot[i & (kSlots - 1)].second;
+	}
+	uint64_t epoch() const { return epoch_; }
 	size_t count(ulong i) const { return find(i) != end(); }
 	void erase(iterator it) { it->second.reset(); }
 	size_t size() const
@@ -138,6 +152,7 @@ public:
 	{
 		chunks_.clear();
 		hint_ = other_ = 0;
+		epoch_++;
 	}
 
 private:
@@ -152,9 +167,17 @@ private:
 			return hint_ + 1;  /* the next chunk of a walk */
 		if (other_ < chunks_.size() && chunks_[other_]->base == b)
 			return other_;  /* the chunk before the last: a header and its objects */
-		return (size_t)(std::lower_bound(chunks_.begin(), chunks_.end(), b,
-						 [](const std::unique_ptr<chunk> &c, ulong v) { return c->base < v; }) -
-				chunks_.begin());
+		/* std::lower_bound, written out: the linker keeps one copy of
+		 * its instantiation, and one from a port file has coverage */
+		size_t lo = 0, hi = chunks_.size();
+		while (lo < hi) {
+			const size_t mid = lo + (hi - lo) / 2;
+			if (chunks_[mid]->base < b)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo;
 	}
 
 	void remember(size_t c)
@@ -166,6 +189,7 @@ private:
 
 	chunks chunks_;  // sorted by base
 	size_t hint_ = 0, other_ = 0;  // the last chunk found, and the one before it
+	uint64_t epoch_ = 0;           // clear()s so far: a slot() of an earlier epoch is gone
 };
 
 }  // namespace fl::FL_ARCH_NS

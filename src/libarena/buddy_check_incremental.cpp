@@ -33,7 +33,8 @@ BuddyCheckMode buddy_check_mode()
 	return mode;
 }
 
-IncrementalBuddyCheck::IncrementalBuddyCheck(Arena &arena, BuddyCheckMode mode) : arena_(arena), mode_(mode)
+IncrementalBuddyCheck::IncrementalBuddyCheck(Arena &arena, BuddyCheckMode mode)
+	: WriteWatch{&on_write}, arena_(arena), mode_(mode)
 {
 	arena_.watch(this);
 }

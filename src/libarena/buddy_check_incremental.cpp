@@ -169,7 +169,9 @@ void CachesReadSet::forget_headers(u64 lo, u64 hi)
 		known_chunks_.clear();
 		return;
 	}
-	if (!among(known_chunks_, c))
+	// Past both areas (an object's or a free list's word, most stores):
+	// no header byte, whatever the chunk.
+	if (lo - c >= CHUNK_ALLOCATED + BUDDY_CHUNK_ITEMS / 8 || !among(known_chunks_, c))
 		return;
 	for (const u64 area : {CHUNK_ALLOCATED, CHUNK_ORDERS}) {
 		const auto [from, to] = blocks_of(c, lo, hi, area, area == CHUNK_ALLOCATED ? 8 : 2);

@@ -127,7 +127,12 @@ public:
 		return &chunks_[c]->slot[i & (kSlots - 1)].second;
 	}
 	uint64_t epoch() const { return epoch_; }
-	size_t count(ulong i) const { return find(i) != end(); }
+	// find(i) != end(), without the iterators (the arena's every page allocation asks)
+	FL_NO_COVERAGE size_t count(ulong i) const
+	{
+		size_t c = chunk_of(i);
+		return c < chunks_.size() && chunks_[c]->base == base_of(i) && chunks_[c]->slot[i & (kSlots - 1)].second;
+	}
 	void erase(iterator it) { it->second.reset(); }
 	size_t size() const
 	{
@@ -152,6 +157,7 @@ public:
 	{
 		chunks_.clear();
 		hint_ = other_ = 0;
+		hint_base_ = kNoBase;
 		epoch_++;
 	}
 
@@ -161,7 +167,7 @@ private:
 	FL_NO_COVERAGE size_t chunk_of(ulong i) const
 	{
 		const ulong b = base_of(i);
-		if (hint_ < chunks_.size() && chunks_[hint_]->base == b)
+		if (b == hint_base_)
 			return hint_;
 		if (hint_ + 1 < chunks_.size() && chunks_[hint_ + 1]->base == b)
 			return hint_ + 1;  /* the next chunk of a walk */
@@ -180,15 +186,21 @@ private:
 		return lo;
 	}
 
-	void remember(size_t c)
+	FL_NO_COVERAGE void remember(size_t c)
 	{
 		if (c != hint_)
 			other_ = hint_;
 		hint_ = c;
+		hint_base_ = chunks_[c]->base;
 	}
 
 	chunks chunks_;  // sorted by base
 	size_t hint_ = 0, other_ = 0;  // the last chunk found, and the one before it
+	// hint_'s base, kept beside it (set with it, and as an insertion
+	// moves it: operator[] remembers the new chunk): no load through the
+	// chunk list for the usual lookup, in the chunk of the last one
+	static constexpr ulong kNoBase = ~(ulong)0;  // no chunk's (bases are multiples of kSlots)
+	ulong hint_base_ = kNoBase;
 	uint64_t epoch_ = 0;           // clear()s so far: a slot() of an earlier epoch is gone
 };
 

@@ -114,7 +114,7 @@ void CachesReadSet::passed(const buddy_ctx *b, const CachedObjects &cached)
 
 bool CachesReadSet::holds(u64 lo, u64 hi) const
 {
-	const auto it = std::lower_bound(objects_.begin(), objects_.end(), std::pair<u64, u64>(lo, 0));
+	const auto it = first_at(objects_, lo);
 	return it != objects_.end() && it->first < hi;
 }
 
@@ -177,7 +177,7 @@ void CachesReadSet::forget_headers(u64 lo, u64 hi)
 		const auto [from, to] = blocks_of(c, lo, hi, area, area == CHUNK_ALLOCATED ? 8 : 2);
 		if (from >= to)
 			continue;
-		const auto first = std::lower_bound(known_.begin(), known_.end(), std::pair<u64, u64>(from, 0));
+		const auto first = first_at(known_, from);
 		auto last = first;
 		while (last != known_.end() && last->first < to)
 			last++;

@@ -5,6 +5,7 @@
 // the way a debugger would and compares it with the shadow.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -85,6 +86,16 @@ std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObj
 // nibble from here instead of two arena loads through the machine's page
 // lookup (a fifth of a point check): the bytes are the same, so is the verdict.
 using KnownHeaders = std::vector<std::pair<u64, u64>>;
+
+// The first of a list of (address, x) pairs sorted by address at or past
+// addr: std::lower_bound against (addr, 0) comparing the addresses alone,
+// which is the same pair (no x is below 0). The pairs' operator<=> was an
+// out-of-line call at every step of the checks' lookups.
+template <class List> auto first_at(List &list, u64 addr)
+{
+	return std::lower_bound(list.begin(), list.end(), addr,
+				[](const std::pair<u64, u64> &p, u64 a) { return p.first < a; });
+}
 
 // The caches' region (the per-CPU caches, then the transfer caches), read in
 // one go: a point check reads it once for check_caches and the runner's

@@ -153,7 +153,7 @@ public:
 					return false;
 		return true;
 	}
-	void clear()
+	FL_NO_COVERAGE void clear()
 	{
 		chunks_.clear();
 		hint_ = other_ = 0;

@@ -207,24 +207,24 @@ std::string check_caches(buddy_ctx *b, const CachesBytes &caches, const std::map
 	};
 	for (int cpu = 0; cpu < BUDDY_NR_CPUS; cpu++) {
 		const u64 cache = buddy_cache_of(b, cpu);
-		if (caches.get<u32>(cache + CACHE_ACTIVE)) {
+		if (caches.peek<u32>(cache + CACHE_ACTIVE)) {
 			if (!busy[cpu])
 				return "I10: CPU " + std::to_string(cpu) + "'s cache guard is set between its ops";
 			continue;  // mid-update: its LIFOs are the CPU's own business
 		}
 		for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
 			const u64 site = u64(cpu) * BUDDY_CACHE_ORDERS + o;
-			const u32 nr = caches.get<u32>(cache_nr_at(cache, o));
+			const u32 nr = caches.peek<u32>(cache_nr_at(cache, o));
 			if (nr > BUDDY_CACHE_CAP)
 				return "I8: " + where(site) + " holds " + std::to_string(nr) + " > " + std::to_string(BUDDY_CACHE_CAP);
 			for (u64 i = 0; i < nr; i++)
-				if (!hold(caches.get<u64>(cache_obj_at(cache, o, i)), o, site))
+				if (!hold(caches.peek<u64>(cache_obj_at(cache, o, i)), o, site))
 					return bad;
 		}
 	}
 	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
 		const u64 xfer = buddy_xfer_of(b, o);
-		const u32 owner = caches.get<u32>(xfer + XFER_LOCK), count = caches.get<u32>(xfer + XFER_COUNT);
+		const u32 owner = caches.peek<u32>(xfer + XFER_LOCK), count = caches.peek<u32>(xfer + XFER_COUNT);
 		if (owner) {
 			if (owner > u32(BUDDY_NR_CPUS) || !busy[owner - 1])
 				return "I10: the order-" + std::to_string(o) + " transfer lock is held by CPU " +
@@ -234,7 +234,7 @@ std::string check_caches(buddy_ctx *b, const CachesBytes &caches, const std::map
 		if (count > BUDDY_XFER_CAP)
 			return "I8: " + where(kXfer + o) + " holds " + std::to_string(count) + " > " + std::to_string(BUDDY_XFER_CAP);
 		for (u64 i = 0; i < count; i++)
-			if (!hold(caches.get<u64>(xfer + XFER_OBJS + 8 * i), o, kXfer + o))
+			if (!hold(caches.peek<u64>(xfer + XFER_OBJS + 8 * i), o, kXfer + o))
 				return bad;
 	}
 	// the deferred list: pushes and the drain's take are atomic, so it is always whole

@@ -33,7 +33,8 @@ BuddyCheckMode buddy_check_mode()
 	return mode;
 }
 
-IncrementalBuddyCheck::IncrementalBuddyCheck(Arena &arena, BuddyCheckMode mode) : arena_(arena), mode_(mode)
+IncrementalBuddyCheck::IncrementalBuddyCheck(Arena &arena, BuddyCheckMode mode)
+	: WriteWatch{&on_write}, arena_(arena), mode_(mode)
 {
 	arena_.watch(this);
 }
@@ -113,7 +114,7 @@ void CachesReadSet::passed(const buddy_ctx *b, const CachedObjects &cached)
 
 bool CachesReadSet::holds(u64 lo, u64 hi) const
 {
-	const auto it = std::lower_bound(objects_.begin(), objects_.end(), std::pair<u64, u64>(lo, 0));
+	const auto it = first_at(objects_, lo);
 	return it != objects_.end() && it->first < hi;
 }
 
@@ -168,13 +169,15 @@ void CachesReadSet::forget_headers(u64 lo, u64 hi)
 		known_chunks_.clear();
 		return;
 	}
-	if (!among(known_chunks_, c))
+	// Past both areas (an object's or a free list's word, most stores):
+	// no header byte, whatever the chunk.
+	if (lo - c >= CHUNK_ALLOCATED + BUDDY_CHUNK_ITEMS / 8 || !among(known_chunks_, c))
 		return;
 	for (const u64 area : {CHUNK_ALLOCATED, CHUNK_ORDERS}) {
 		const auto [from, to] = blocks_of(c, lo, hi, area, area == CHUNK_ALLOCATED ? 8 : 2);
 		if (from >= to)
 			continue;
-		const auto first = std::lower_bound(known_.begin(), known_.end(), std::pair<u64, u64>(from, 0));
+		const auto first = first_at(known_, from);
 		auto last = first;
 		while (last != known_.end() && last->first < to)
 			last++;

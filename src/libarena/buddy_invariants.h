@@ -5,6 +5,7 @@
 // the way a debugger would and compares it with the shadow.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -37,6 +38,16 @@ public:
 	// were a twentieth of a buddy-series input, all in the checks.
 	template <typename T>
 	FL_NO_COVERAGE T get(u64 addr) const
+	{
+		T v;
+		std::memcpy(&v, &bytes_[addr - base_], sizeof v);
+		return v;
+	}
+	// get(), always inlined: for callers without coverage only
+	// (check_caches and poison_past_count, at every point), where a call
+	// per field was 2 % of an input; inlined into a function with coverage
+	// it would have that function's coverage.
+	template <typename T> __attribute__((always_inline)) T peek(u64 addr) const
 	{
 		T v;
 		std::memcpy(&v, &bytes_[addr - base_], sizeof v);
@@ -85,6 +96,16 @@ std::string check_caches(buddy_ctx *b, const std::map<u64, u64> &live, CachedObj
 // nibble from here instead of two arena loads through the machine's page
 // lookup (a fifth of a point check): the bytes are the same, so is the verdict.
 using KnownHeaders = std::vector<std::pair<u64, u64>>;
+
+// The first of a list of (address, x) pairs sorted by address at or past
+// addr: std::lower_bound against (addr, 0) comparing the addresses alone,
+// which is the same pair (no x is below 0). The pairs' operator<=> was an
+// out-of-line call at every step of the checks' lookups.
+template <class List> auto first_at(List &list, u64 addr)
+{
+	return std::lower_bound(list.begin(), list.end(), addr,
+				[](const std::pair<u64, u64> &p, u64 a) { return p.first < a; });
+}
 
 // The caches' region (the per-CPU caches, then the transfer caches), read in
 // one go: a point check reads it once for check_caches and the runner's

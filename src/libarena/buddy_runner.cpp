@@ -636,10 +636,10 @@ FL_NO_COVERAGE void Runner::poison_past_count(const CachesBytes &caches)
 	// Written only where a slot is not poison yet (this runs at every point).
 	for (u64 o = 0; o < BUDDY_CACHE_ORDERS; o++) {
 		const u64 xfer = buddy_xfer_of(&b_, o);
-		if (caches.get<u32>(xfer + XFER_LOCK))
+		if (caches.peek<u32>(xfer + XFER_LOCK))
 			continue;
-		for (u64 i = std::min<u64>(caches.get<u32>(xfer + XFER_COUNT), BUDDY_XFER_CAP); i < BUDDY_XFER_CAP; i++)
-			if (caches.get<u64>(xfer + XFER_OBJS + 8 * i) != kXferPoison)
+		for (u64 i = std::min<u64>(caches.peek<u32>(xfer + XFER_COUNT), BUDDY_XFER_CAP); i < BUDDY_XFER_CAP; i++)
+			if (caches.peek<u64>(xfer + XFER_OBJS + 8 * i) != kXferPoison)
 				arena_.store64(xfer + XFER_OBJS + 8 * i, kXferPoison);
 	}
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <new>
+#include <utility>
 
 #include "base/arena.h"
 #include "base/sched/label.h"
@@ -52,7 +53,7 @@ std::pmr::memory_resource *Lockset::pool()
 void Lockset::reset()
 {
 	arena::Pause heap;  /* checker state: never in a machine's arena */
-	locs_.clear();
+	t_->next_run();
 	forgotten_.clear();
 	locksets_.clear();
 	last_locks_ = 0;
@@ -63,6 +64,91 @@ void Lockset::forget(const void *lo, const void *hi, const SharedClass &cls)
 {
 	arena::Pause heap;  /* checker state: never in a machine's arena */
 	forgotten_.push_back({lo, hi, &cls});
+}
+
+namespace {
+// A slot for (loc, cls): the address's bits mixed (Fibonacci hashing), as
+// arena words are 4- or 8-aligned and close together.
+size_t slot_hash(const void *loc, const void *cls, size_t mask)
+{
+	const uint64_t x = (uint64_t(uintptr_t(loc)) ^ uint64_t(uintptr_t(cls)) << 1) * 0x9e3779b97f4a7c15ull;
+	return size_t(x >> 32) & mask;
+}
+}  // namespace
+
+thread_local Lockset::Table *Lockset::spare_ = nullptr;
+
+void Lockset::Table::next_run()
+{
+	used = 0;
+	if (++stamp == 0) {  // wrapped: no slot may look in use
+		for (Slot &s : slots)
+			s.stamp = 0;
+		stamp = 1;
+	}
+}
+
+Lockset::Lockset()
+{
+	arena::Pause heap;  /* checker state: never in a machine's arena */
+	t_ = std::exchange(spare_, nullptr);
+	if (!t_)
+		t_ = new (pool()->allocate(sizeof(Table), alignof(Table))) Table;
+	t_->next_run();
+}
+
+Lockset::~Lockset()
+{
+	if (!spare_) {
+		spare_ = t_;
+		return;
+	}
+	arena::Pause heap;
+	t_->~Table();
+	pool()->deallocate(t_, sizeof(Table), alignof(Table));
+}
+
+void Lockset::grow()
+{
+	std::pmr::vector<Slot> old(std::max<size_t>(256, 2 * t_->slots.size()), pool());
+	old.swap(t_->slots);
+	const size_t mask = t_->slots.size() - 1;
+	for (const Slot &s : old) {
+		if (s.stamp != t_->stamp)
+			continue;
+		size_t i = slot_hash(s.key.loc, s.key.cls, mask);
+		while (t_->slots[i].stamp == t_->stamp)
+			i = (i + 1) & mask;
+		t_->slots[i] = s;
+	}
+}
+
+// The record of k, fresh (as first seen) if this run has none yet.
+Lockset::Loc &Lockset::loc_of(const Key &k, bool *fresh)
+{
+	Table &t = *t_;
+	if (2 * (t.used + 1) > t.slots.size())
+		grow();
+	const size_t mask = t.slots.size() - 1;
+	for (size_t i = slot_hash(k.loc, k.cls, mask);; i = (i + 1) & mask) {
+		Slot &s = t.slots[i];
+		if (s.stamp == t.stamp && s.key == k) {
+			*fresh = false;
+			return t.locs[s.loc];
+		}
+		if (s.stamp != t.stamp) {
+			s = {k, uint32_t(t.used), t.stamp};
+			*fresh = true;
+			if (t.used == t.locs.size())
+				t.locs.emplace_back();
+			Loc &l = t.locs[t.used++];
+			l.owner = -1;
+			l.shared = false;
+			l.forgets_seen = 0;
+			l.hist.clear();
+			return l;
+		}
+	}
 }
 
 uint32_t Lockset::intern_locks(std::span<const LockRef> l)
@@ -113,8 +199,8 @@ std::string Lockset::access(const void *loc, const SharedClass &cls, AccessKind 
 	accesses_++;
 	if (is_marked(kind))
 		return {};  // never half of a report: nothing to remember
-	const auto [at, fresh] = locs_.try_emplace(Key{loc, &cls});
-	Loc &l = at->second;
+	bool fresh;
+	Loc &l = loc_of(Key{loc, &cls}, &fresh);
 	if (fresh)
 		l.hist.reserve(4);
 	else

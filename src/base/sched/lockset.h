@@ -71,6 +71,10 @@ struct AccessSite {
 
 class Lockset {
 public:
+	Lockset();
+	~Lockset();
+	Lockset(const Lockset &) = delete;
+	Lockset &operator=(const Lockset &) = delete;
 	// Records the access; a report (empty when fine) when it races an
 	// earlier access of another task to the same location.
 	std::string access(const void *loc, const SharedClass &, AccessKind, const AccessSite &);
@@ -106,18 +110,38 @@ private:
 		const SharedClass *cls;
 		bool operator==(const Key &) const = default;
 	};
-	struct KeyHash {
-		size_t operator()(const Key &k) const
-		{
-			return std::hash<const void *>()(k.loc) * 31 + std::hash<const void *>()(k.cls);
-		}
-	};
 
 	uint32_t intern_locks(std::span<const LockRef>);
 	bool protected_pair(uint32_t a, uint32_t b) const;
 	std::string report(const void *loc, const SharedClass &, const Rec &now, const Rec &then) const;
 
-	std::pmr::unordered_map<Key, Loc, KeyHash> locs_{pool()};
+	// The locations seen this run: an open-addressed table (linear
+	// probing, a power of two of slots, at most half full) of indexes into
+	// locs. A slot is in use when stamped with this run's stamp, so a
+	// reset clears no slot; the Locs (their histories' buffers) serve the
+	// run's next locations. A scheduler and its checker are built for
+	// each run, so the table passes to the thread's next Lockset. An
+	// unordered_map's try_emplace (hashing, a node and a history's
+	// allocation per location) was two fifths of the checker's time.
+	struct Slot {
+		Key key;
+		uint32_t loc;
+		uint32_t stamp = 0;
+	};
+	struct Table {
+		std::pmr::vector<Slot> slots{pool()};
+		std::pmr::vector<Loc> locs{pool()};
+		size_t used = 0;  // of locs, the ones this run uses
+		uint32_t stamp = 0;
+		void next_run();
+	};
+	Loc &loc_of(const Key &k, bool *fresh);
+	void grow();
+	Table *t_;  // in pool() memory, as the thread's spare is
+	// The table the thread's last Lockset left, never destroyed: the
+	// pool releases its memory with the thread.
+	static thread_local Table *spare_;
+
 	// The ranges forget() was asked for, in order. A location is forgotten
 	// when next accessed (its entries since it was last seen are applied
 	// then): an allocator run hands objects over after every alloc, and

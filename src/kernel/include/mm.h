@@ -176,6 +176,10 @@ template <int Field> inline void page_count<Field>::changed()
 // include/linux/mm_types.h: struct page (order-0 only, so page == folio).
 struct page : page_counts {
 	FL_SLAB_OBJECT  /* not kernel: struct pages from a per-thread slab (base/slab.h) */
+	/* not kernel: every field has its initializer; with an implicit
+	 * constructor make_unique<page>() zeroed the struct first, a memset
+	 * (under ASan a checked one) for each page the arena allocates */
+	page() {}
 	std::unique_ptr<u8[]> data;  // PAGE_SIZE bytes, allocated on first write
 	u8 fill = 0;                 // what every byte holds until then
 	page_owner owner = page_owner::vmalloc;

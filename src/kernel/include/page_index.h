@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -113,7 +114,25 @@ public:
 		remember(c);
 		return chunks_[c]->slot[i & (kSlots - 1)].second.get();
 	}
-	size_t count(ulong i) const { return find(i) != end(); }
+	// The slot of index i, or null while no chunk holds it: it stays the
+	// slot of i, holding whatever page is there then, until clear() (the
+	// epoch changes) or the index dies. The machine keeps the arena's
+	// slots it found last (MachineImpl::arena_slot).
+	FL_NO_COVERAGE const std::unique_ptr<Page> *slot(ulong i)
+	{
+		size_t c = chunk_of(i);
+		if (c == chunks_.size() || chunks_[c]->base != base_of(i))
+			return nullptr;
+		remember(c);
+		return &chunks_[c]->slot[i & (kSlots - 1)].second;
+	}
+	uint64_t epoch() const { return epoch_; }
+	// find(i) != end(), without the iterators (the arena's every page allocation asks)
+	FL_NO_COVERAGE size_t count(ulong i) const
+	{
+		size_t c = chunk_of(i);
+		return c < chunks_.size() && chunks_[c]->base == base_of(i) && chunks_[c]->slot[i & (kSlots - 1)].second;
+	}
 	void erase(iterator it) { it->second.reset(); }
 	size_t size() const
 	{
@@ -134,10 +153,12 @@ public:
 					return false;
 		return true;
 	}
-	void clear()
+	FL_NO_COVERAGE void clear()
 	{
 		chunks_.clear();
 		hint_ = other_ = 0;
+		hint_base_ = kNoBase;
+		epoch_++;
 	}
 
 private:
@@ -146,26 +167,41 @@ private:
 	FL_NO_COVERAGE size_t chunk_of(ulong i) const
 	{
 		const ulong b = base_of(i);
-		if (hint_ < chunks_.size() && chunks_[hint_]->base == b)
+		if (b == hint_base_)
 			return hint_;
 		if (hint_ + 1 < chunks_.size() && chunks_[hint_ + 1]->base == b)
 			return hint_ + 1;  /* the next chunk of a walk */
 		if (other_ < chunks_.size() && chunks_[other_]->base == b)
 			return other_;  /* the chunk before the last: a header and its objects */
-		return (size_t)(std::lower_bound(chunks_.begin(), chunks_.end(), b,
-						 [](const std::unique_ptr<chunk> &c, ulong v) { return c->base < v; }) -
-				chunks_.begin());
+		/* std::lower_bound, written out: the linker keeps one copy of
+		 * its instantiation, and one from a port file has coverage */
+		size_t lo = 0, hi = chunks_.size();
+		while (lo < hi) {
+			const size_t mid = lo + (hi - lo) / 2;
+			if (chunks_[mid]->base < b)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo;
 	}
 
-	void remember(size_t c)
+	FL_NO_COVERAGE void remember(size_t c)
 	{
 		if (c != hint_)
 			other_ = hint_;
 		hint_ = c;
+		hint_base_ = chunks_[c]->base;
 	}
 
 	chunks chunks_;  // sorted by base
 	size_t hint_ = 0, other_ = 0;  // the last chunk found, and the one before it
+	// hint_'s base, kept beside it (set with it, and as an insertion
+	// moves it: operator[] remembers the new chunk): no load through the
+	// chunk list for the usual lookup, in the chunk of the last one
+	static constexpr ulong kNoBase = ~(ulong)0;  // no chunk's (bases are multiples of kSlots)
+	ulong hint_base_ = kNoBase;
+	uint64_t epoch_ = 0;           // clear()s so far: a slot() of an earlier epoch is gone
 };
 
 }  // namespace fl::FL_ARCH_NS

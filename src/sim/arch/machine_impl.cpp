@@ -181,6 +181,7 @@ void MachineImpl::forget_map_if_freed()
 	map_vm_file_ = nullptr;
 	array_ = nullptr;
 	arena_ = nullptr;
+	arena_slots_.empty();
 }
 
 int64_t MachineImpl::map_create(const MapSpec &spec)
@@ -205,6 +206,7 @@ int64_t MachineImpl::map_create(const MapSpec &spec)
 	map_vm_file_ = f;
 	if (static_cast<bpf_map *>(f->private_data)->map_type == BPF_MAP_TYPE_ARENA) {
 		arena_ = reinterpret_cast<bpf_arena *>(f->private_data);
+		arena_slots_.empty();
 		return kMapFd;
 	}
 	array_ = reinterpret_cast<bpf_array *>(f->private_data);
@@ -474,41 +476,89 @@ FL_NO_COVERAGE inline void copy_bytes(u8 *dst, const u8 *src, uint32_t n)
 }
 }  // namespace
 
+// The slot of the arena page at addr (arena_page_at's), or null when no
+// page could be there (no arena, or no chunk of its index holds it), found
+// through the port and remembered as entry k under key (arena_run).
+FL_NO_COVERAGE const std::unique_ptr<page> *MachineImpl::arena_slot(uint64_t addr, uint32_t key, uint32_t k)
+{
+	ArenaSlots &s = arena_slots_;
+	if (!arena_)
+		return nullptr;
+	Enter e(this);
+	vm_struct *area = arena_kern_vm(arena_);
+	u64 kaddr = bpf_arena_get_kern_vm_start(arena_) + (u32)addr;
+	const std::unique_ptr<page> *slot = area->pages.slot((ulong)((kaddr - area->addr) >> PAGE_SHIFT));
+	if (!slot)
+		return nullptr;
+	if (s.index != &area->pages || s.epoch != area->pages.epoch()) {
+		s.empty();
+		s.index = &area->pages;
+		s.epoch = area->pages.epoch();
+	}
+	s.key[k] = key;
+	s.slot[k] = slot;
+	return slot;
+}
+
+// Inlined into arena_kernel_read and _write, which have no coverage, so
+// neither has this: out of line it was a call at every access for a few
+// loads and compares.
+#if defined(__clang__) && __has_feature(coverage_sanitizer)
+#define FL_ARENA_RUN __attribute__((no_sanitize("coverage"), always_inline)) inline
+#else
+#define FL_ARENA_RUN inline
+#endif
+
+// The arena page at addr (null: none there), the offset of addr in it and
+// how many of the `left` bytes from addr lie in it.
+FL_ARENA_RUN page *MachineImpl::arena_run(ArenaSlots &s, uint64_t addr, uint32_t left, uint32_t *off, uint32_t *run)
+{
+	const uint32_t size = 1u << s.page_shift;
+	*off = (uint32_t)addr & (size - 1);
+	*run = left < size - *off ? left : size - *off;
+	const uint32_t key = ((uint32_t)addr >> s.page_shift) + 1;
+	/* neighbouring pages in other entries, and each chunk's metadata pages
+	 * apart from the next chunk's */
+	const uint32_t k = (key ^ key >> 6) % kArenaSlots;
+	const std::unique_ptr<page> *slot =
+		s.key[k] == key && s.index->epoch() == s.epoch ? s.slot[k] : s.m->arena_slot(addr, key, k);
+	return slot ? slot->get() : nullptr;
+}
+
 // A BPF program's arena load/store: kern_vm_start + (u32)addr, byte by byte
 // through the kernel's page table (no fault: a missing page fails here).
 // The buddy allocator's every load and store: no coverage (base/coverage.h),
-// their trace-cmp callbacks were 5 % of a buddy-series input's time.
+// their trace-cmp callbacks were 5 % of a buddy-series input's time. Each
+// page comes from arena_slot, and needs no Enter unless it has no bytes yet.
 FL_NO_COVERAGE bool MachineImpl::arena_kernel_read(uint64_t addr, void *dst, uint32_t n)
 {
-	Enter e(this);
+	ArenaSlots &s = arena_slots_;
 	u8 *out = static_cast<u8 *>(dst);
-	for (uint32_t i = 0; i < n;) {  /* a page at a time */
-		page *pg = arena_ ? arena_page_at(addr + i) : nullptr;
+	for (uint32_t i = 0, off, run; i < n; i += run) {  /* a page at a time */
+		const page *pg = arena_run(s, addr + i, n - i, &off, &run);
 		if (!pg)
 			return false;
-		ulong off = offset_in_page((ulong)(u32)(addr + i));
-		uint32_t run = (uint32_t)min((ulong)(n - i), (ulong)(PAGE_SIZE - off));
 		if (pg->data)
 			copy_bytes(out + i, pg->data.get() + off, run);
 		else
 			std::memset(out + i, pg->fill, run);
-		i += run;
 	}
 	return true;
 }
 
 FL_NO_COVERAGE bool MachineImpl::arena_kernel_write(uint64_t addr, const void *src, uint32_t n)
 {
-	Enter e(this);
+	ArenaSlots &s = arena_slots_;
 	const u8 *in = static_cast<const u8 *>(src);
-	for (uint32_t i = 0; i < n;) {
-		page *pg = arena_ ? arena_page_at(addr + i) : nullptr;
+	for (uint32_t i = 0, off, run; i < n; i += run) {
+		page *pg = arena_run(s, addr + i, n - i, &off, &run);
 		if (!pg)
 			return false;
-		ulong off = offset_in_page((ulong)(u32)(addr + i));
-		uint32_t run = (uint32_t)min((ulong)(n - i), (ulong)(PAGE_SIZE - off));
-		copy_bytes(page_address_rw(pg) + off, in + i, run);
-		i += run;
+		if (!pg->data) {
+			Enter e(this);  /* page_address_rw gives the page its bytes */
+			page_address_rw(pg);
+		}
+		copy_bytes(pg->data.get() + off, in + i, run);
 	}
 	return true;
 }

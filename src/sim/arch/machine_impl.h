@@ -187,6 +187,29 @@ private:
 	MapSeen checked_map_;
 	std::vector<std::vector<VmaSeen>> checked_vmas_;  // per pid, sorted by start
 	std::vector<std::pair<ulong, ulong>> changed_;    // scratch: address ranges to recheck
+
+	// Not kernel: the page index slots of the arena pages the allocator's
+	// loads and stores found last, by arena page (hashed, one way). A slot
+	// holds whatever page is there now (allocated or freed since), and
+	// stays the page's slot until its index's epoch changes; the map's
+	// creation and end empty them (a new arena may reuse an address).
+	// Finding the page through the port's helpers (an Enter, the kernel
+	// view's start, a search of the index) was half of each access. A
+	// plain struct, used through a reference: under UBSan each use of a
+	// member of the polymorphic machine checks its dynamic type.
+	static constexpr unsigned kArenaSlots = 64;
+	struct ArenaSlots {
+		MachineImpl *m;       // for a miss (arena_slot)
+		uint32_t page_shift;  // the machine's
+		const page_index_map *index = nullptr;  // arena's kern_vm->pages
+		uint64_t epoch = 0;                     // index->epoch() when filled
+		uint32_t key[kArenaSlots] = {};         // 1 + (u32)addr >> PAGE_SHIFT; 0: empty
+		const std::unique_ptr<page> *slot[kArenaSlots] = {};
+		FL_NO_COVERAGE void empty() { *this = ArenaSlots{m, page_shift}; }  // (set-up: not the port's edges)
+	};
+	ArenaSlots arena_slots_{this, cfg_.page_shift};
+	const std::unique_ptr<page> *arena_slot(uint64_t addr, uint32_t key, uint32_t k);
+	static page *arena_run(ArenaSlots &s, uint64_t addr, uint32_t left, uint32_t *off, uint32_t *run);
 };
 
 }  // namespace fl::FL_ARCH_NS

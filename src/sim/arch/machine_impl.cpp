@@ -181,7 +181,7 @@ void MachineImpl::forget_map_if_freed()
 	map_vm_file_ = nullptr;
 	array_ = nullptr;
 	arena_ = nullptr;
-	arena_slots_.empty();
+	arena_slots_.clear();
 }
 
 int64_t MachineImpl::map_create(const MapSpec &spec)
@@ -206,7 +206,7 @@ int64_t MachineImpl::map_create(const MapSpec &spec)
 	map_vm_file_ = f;
 	if (static_cast<bpf_map *>(f->private_data)->map_type == BPF_MAP_TYPE_ARENA) {
 		arena_ = reinterpret_cast<bpf_arena *>(f->private_data);
-		arena_slots_.empty();
+		arena_slots_.clear();
 		return kMapFd;
 	}
 	array_ = reinterpret_cast<bpf_array *>(f->private_data);
@@ -491,7 +491,7 @@ FL_NO_COVERAGE const std::unique_ptr<page> *MachineImpl::arena_slot(uint64_t add
 	if (!slot)
 		return nullptr;
 	if (s.index != &area->pages || s.epoch != area->pages.epoch()) {
-		s.empty();
+		s.clear();
 		s.index = &area->pages;
 		s.epoch = area->pages.epoch();
 	}

@@ -192,7 +192,7 @@ private:
 	// loads and stores found last, by arena page (hashed, one way). A slot
 	// holds whatever page is there now (allocated or freed since), and
 	// stays the page's slot until its index's epoch changes; the map's
-	// creation and end empty them (a new arena may reuse an address).
+	// creation and end clear them (a new arena may reuse an address).
 	// Finding the page through the port's helpers (an Enter, the kernel
 	// view's start, a search of the index) was half of each access. A
 	// plain struct, used through a reference: under UBSan each use of a
@@ -205,7 +205,7 @@ private:
 		uint64_t epoch = 0;                     // index->epoch() when filled
 		uint32_t key[kArenaSlots] = {};         // 1 + (u32)addr >> PAGE_SHIFT; 0: empty
 		const std::unique_ptr<page> *slot[kArenaSlots] = {};
-		FL_NO_COVERAGE void empty() { *this = ArenaSlots{m, page_shift}; }  // (set-up: not the port's edges)
+		FL_NO_COVERAGE void clear() { *this = ArenaSlots{m, page_shift}; }  // (set-up: not the port's edges)
 	};
 	ArenaSlots arena_slots_{this, cfg_.page_shift};
 	const std::unique_ptr<page> *arena_slot(uint64_t addr, uint32_t key, uint32_t k);

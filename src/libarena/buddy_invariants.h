@@ -36,13 +36,7 @@ public:
 	// No coverage (base/coverage.h): the runner's copy is the one the
 	// linker kept, and its trace-cmp callbacks (UBSan's pointer checks)
 	// were a twentieth of a buddy-series input, all in the checks.
-	template <typename T>
-	FL_NO_COVERAGE T get(u64 addr) const
-	{
-		T v;
-		std::memcpy(&v, &bytes_[addr - base_], sizeof v);
-		return v;
-	}
+	template <typename T> FL_NO_COVERAGE T get(u64 addr) const { return peek<T>(addr); }
 	// get(), always inlined: for callers without coverage only
 	// (check_caches and poison_past_count, at every point), where a call
 	// per field was 2 % of an input; inlined into a function with coverage

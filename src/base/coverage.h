@@ -16,13 +16,18 @@
 // Sanitizers (ASan, UBSan) stay on everywhere.
 #pragma once
 
+// FL_NO_COVERAGE_INLINE: always inlined, for helpers whose only callers are
+// FL_NO_COVERAGE functions (an out-of-line call at each of them cost more
+// than the helper itself).
 #if defined(__clang__)
 #if __has_feature(coverage_sanitizer)
 #define FL_NO_COVERAGE __attribute__((no_sanitize("coverage"), noinline))
+#define FL_NO_COVERAGE_INLINE __attribute__((no_sanitize("coverage"), always_inline)) inline
 #endif
 #endif
 #if !defined(FL_NO_COVERAGE)
 #define FL_NO_COVERAGE
+#define FL_NO_COVERAGE_INLINE inline
 #endif
 
 #include <algorithm>

@@ -500,18 +500,11 @@ FL_NO_COVERAGE const std::unique_ptr<page> *MachineImpl::arena_slot(uint64_t add
 	return slot;
 }
 
-// Inlined into arena_kernel_read and _write, which have no coverage, so
-// neither has this: out of line it was a call at every access for a few
-// loads and compares.
-#if defined(__clang__) && __has_feature(coverage_sanitizer)
-#define FL_ARENA_RUN __attribute__((no_sanitize("coverage"), always_inline)) inline
-#else
-#define FL_ARENA_RUN inline
-#endif
-
 // The arena page at addr (null: none there), the offset of addr in it and
-// how many of the `left` bytes from addr lie in it.
-FL_ARENA_RUN page *MachineImpl::arena_run(ArenaSlots &s, uint64_t addr, uint32_t left, uint32_t *off, uint32_t *run)
+// how many of the `left` bytes from addr lie in it. Inlined into
+// arena_kernel_read and _write, which have no coverage: out of line it was
+// a call at every access for a few loads and compares.
+FL_NO_COVERAGE_INLINE page *MachineImpl::arena_run(ArenaSlots &s, uint64_t addr, uint32_t left, uint32_t *off, uint32_t *run)
 {
 	const uint32_t size = 1u << s.page_shift;
 	*off = (uint32_t)addr & (size - 1);

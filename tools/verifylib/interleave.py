@@ -112,8 +112,8 @@ def run_interleave(run, seconds):
     per_swarm = max(MIN_RUN, left() / len(CELLS))
     rc3, text3, log3 = run_logged(run, "interleave-swarm",
                                   [binary, "interleave", "--swarm", "--quiet", "--historic", "none", "--seconds",
-                                   f"{per_swarm:.2f}", "--seed", str(run.seed), "--patch", PATCHES, "--arch", ARCHES, "--door", DOORS,
-                                   "--page", "4k", "--spec", "mask", "--out", out],
+                                   f"{per_swarm:.2f}", "--seed", str(run.seed), "--patch", PATCHES, "--arch", ARCHES,
+                                   "--door", DOORS, "--page", "4k", "--spec", "mask", "--out", out],
                                   per_swarm * len(CELLS) * 2 + 60)
     swarm = parse_swarm(text3)
 

@@ -91,28 +91,18 @@ public:
 	}
 	FL_NO_COVERAGE iterator find(ulong i)
 	{
-		size_t c = chunk_of(i);
-		if (c == chunks_.size() || chunks_[c]->base != base_of(i) || !chunks_[c]->slot[i & (kSlots - 1)].second)
+		const size_t c = chunk_holding(i);
+		if (c == chunks_.size() || !chunks_[c]->slot[i & (kSlots - 1)].second)
 			return end();
 		remember(c);
 		return iterator(&chunks_, c, i & (kSlots - 1));
 	}
 	FL_NO_COVERAGE const_iterator find(ulong i) const
 	{
-		size_t c = chunk_of(i);
-		if (c == chunks_.size() || chunks_[c]->base != base_of(i) || !chunks_[c]->slot[i & (kSlots - 1)].second)
+		const size_t c = chunk_holding(i);
+		if (c == chunks_.size() || !chunks_[c]->slot[i & (kSlots - 1)].second)
 			return end();
 		return const_iterator(&chunks_, c, i & (kSlots - 1));
-	}
-	// The page at index i, or null: find() without an iterator, for the
-	// arena's every load and store (MachineImpl::arena_page_at).
-	FL_NO_COVERAGE Page *get(ulong i)
-	{
-		size_t c = chunk_of(i);
-		if (c == chunks_.size() || chunks_[c]->base != base_of(i))
-			return nullptr;
-		remember(c);
-		return chunks_[c]->slot[i & (kSlots - 1)].second.get();
 	}
 	// The slot of index i, or null while no chunk holds it: it stays the
 	// slot of i, holding whatever page is there then, until clear() (the
@@ -120,8 +110,8 @@ public:
 	// slots it found last (MachineImpl::arena_slot).
 	FL_NO_COVERAGE const std::unique_ptr<Page> *slot(ulong i)
 	{
-		size_t c = chunk_of(i);
-		if (c == chunks_.size() || chunks_[c]->base != base_of(i))
+		const size_t c = chunk_holding(i);
+		if (c == chunks_.size())
 			return nullptr;
 		remember(c);
 		return &chunks_[c]->slot[i & (kSlots - 1)].second;
@@ -130,8 +120,8 @@ public:
 	// find(i) != end(), without the iterators (the arena's every page allocation asks)
 	FL_NO_COVERAGE size_t count(ulong i) const
 	{
-		size_t c = chunk_of(i);
-		return c < chunks_.size() && chunks_[c]->base == base_of(i) && chunks_[c]->slot[i & (kSlots - 1)].second;
+		const size_t c = chunk_holding(i);
+		return c < chunks_.size() && chunks_[c]->slot[i & (kSlots - 1)].second;
 	}
 	void erase(iterator it) { it->second.reset(); }
 	size_t size() const
@@ -184,6 +174,13 @@ private:
 				hi = mid;
 		}
 		return lo;
+	}
+
+	// The chunk that holds index i, or chunks_.size() when none does.
+	FL_NO_COVERAGE size_t chunk_holding(ulong i) const
+	{
+		const size_t c = chunk_of(i);
+		return c < chunks_.size() && chunks_[c]->base == base_of(i) ? c : chunks_.size();
 	}
 
 	FL_NO_COVERAGE void remember(size_t c)

@@ -476,24 +476,23 @@ FL_NO_COVERAGE inline void copy_bytes(u8 *dst, const u8 *src, uint32_t n)
 }
 }  // namespace
 
-// The slot of the arena page at addr (arena_page_at's), or null when no
-// page could be there (no arena, or no chunk of its index holds it), found
-// through the port and remembered as entry k under key (arena_run).
+// The slot of the arena page at addr (arena_index_slot), or null when no
+// page could be there (no arena, or no chunk of its index holds it),
+// remembered as entry k under key (arena_run).
 FL_NO_COVERAGE const std::unique_ptr<page> *MachineImpl::arena_slot(uint64_t addr, uint32_t key, uint32_t k)
 {
 	ArenaSlots &s = arena_slots_;
 	if (!arena_)
 		return nullptr;
 	Enter e(this);
-	vm_struct *area = arena_kern_vm(arena_);
-	u64 kaddr = bpf_arena_get_kern_vm_start(arena_) + (u32)addr;
-	const std::unique_ptr<page> *slot = area->pages.slot((ulong)((kaddr - area->addr) >> PAGE_SHIFT));
+	const std::unique_ptr<page> *slot = arena_index_slot(addr);
 	if (!slot)
 		return nullptr;
-	if (s.index != &area->pages || s.epoch != area->pages.epoch()) {
+	const page_index_map &index = arena_kern_vm(arena_)->pages;
+	if (s.index != &index || s.epoch != index.epoch()) {
 		s.clear();
-		s.index = &area->pages;
-		s.epoch = area->pages.epoch();
+		s.index = &index;
+		s.epoch = index.epoch();
 	}
 	s.key[k] = key;
 	s.slot[k] = slot;

@@ -141,6 +141,7 @@ private:
 	static void register_sched_tls();
 	bool map_live() const;
 	void check_arena_pte(size_t pid, const vm_area_struct *vma, ulong addr, const page *pg, Violation *bad) const;
+	const std::unique_ptr<page> *arena_index_slot(uint64_t addr) const;
 	page *arena_page_at(uint64_t addr) const;
 
 	Config cfg_;

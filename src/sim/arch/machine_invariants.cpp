@@ -224,13 +224,21 @@ bool MachineImpl::in_its_place(const page *pg) const
 	return false;
 }
 
-// The kernel page an arena user address maps to: kern_vm_start + (u32)addr
-// (computed here without the port's helpers), or NULL when none is present.
-FL_NO_COVERAGE page *MachineImpl::arena_page_at(uint64_t addr) const
+// The page-index slot of the kernel page an arena user address maps to:
+// kern_vm_start + (u32)addr (computed here without the port's helpers), or
+// NULL when no chunk of the index holds it.
+FL_NO_COVERAGE const std::unique_ptr<page> *MachineImpl::arena_index_slot(uint64_t addr) const
 {
 	vm_struct *area = arena_kern_vm(arena_);
 	u64 kaddr = bpf_arena_get_kern_vm_start(arena_) + (u32)addr;
-	return area->pages.get((ulong)((kaddr - area->addr) >> PAGE_SHIFT));
+	return area->pages.slot((ulong)((kaddr - area->addr) >> PAGE_SHIFT));
+}
+
+// That page, or NULL when none is present.
+FL_NO_COVERAGE page *MachineImpl::arena_page_at(uint64_t addr) const
+{
+	const std::unique_ptr<page> *slot = arena_index_slot(addr);
+	return slot ? slot->get() : nullptr;
 }
 
 // An arena VMA's PTE maps the page the arena's kernel view holds at the
